@@ -1,0 +1,98 @@
+"""Checks: small modules that turn facts into findings. The registry below lists them in run order.
+
+Each module defines ``CHECK = Check(...)``. A check's ``run(ctx)`` yields :class:`Finding` objects and must
+not raise for bad input (the runner turns an unexpected exception into a TC990 finding anyway).
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Finding, Severity, finding
+
+# run order: inventory problems first, then conda-level, pip-level, loader-level checks
+CHECK_MODULES: tuple[str, ...] = (
+    "conda_torchcheck.checks.unreadable",
+    "conda_torchcheck.checks.channels",
+    "conda_torchcheck.checks.variant",
+    "conda_torchcheck.checks.versions",
+    "conda_torchcheck.checks.mkl_ijit",
+    "conda_torchcheck.checks.pip_conda",
+    "conda_torchcheck.checks.duplicates",
+    "conda_torchcheck.checks.shadowing",
+    "conda_torchcheck.checks.base_env",
+    "conda_torchcheck.checks.cpu_build",
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ids: tuple[str, ...]
+    summary: str
+    run: Callable[[CheckContext], Iterable[Finding]]
+    #: target OSes the check applies to
+    platforms: tuple[str, ...] = ("windows", "linux", "darwin")
+
+
+def all_checks() -> list[Check]:
+    checks = []
+    for module_name in CHECK_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:  # not written yet on this branch
+                continue
+            raise
+        checks.append(module.CHECK)
+    return checks
+
+
+def _matches(finding_id: str, patterns: Sequence[str]) -> bool:
+    fid = finding_id.upper()
+    return any(fid.startswith(p.upper()) for p in patterns)
+
+
+def select(checks: Sequence[Check], only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Check]:
+    """Checks that may produce a finding id allowed by ``only`` (id or prefix such as TC3) and ``skip``."""
+    out = []
+    for check in checks:
+        ids = [i for i in check.ids if (not only or _matches(i, only)) and not _matches(i, skip)]
+        names_only = [p for p in only if p.lower() == check.name.lower()]
+        if ids or names_only:
+            out.append(check)
+    return out
+
+
+def run_checks(ctx: CheckContext, only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in select(all_checks(), only, skip):
+        if ctx.env.os not in check.platforms:
+            continue
+        try:
+            produced = list(check.run(ctx))
+        except Exception as exc:  # a bug in one check must not hide the others
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f"{tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else "?"
+            produced = [
+                finding("TC990", Severity.WARNING, check=check.name, error=f"{type(exc).__name__}: {exc}",
+                        evidence={"check": check.name, "error": f"{type(exc).__name__}: {exc}", "at": where})
+            ]
+        for f in produced:
+            if only and not (_matches(f.id, only) or any(p.lower() == check.name.lower() for p in only)):
+                continue
+            if skip and _matches(f.id, skip):
+                continue
+            findings.append(_with_check(f, check.name))
+    findings.sort(key=lambda f: (f.severity.rank, f.id))
+    return findings
+
+
+def _with_check(f: Finding, name: str) -> Finding:
+    from dataclasses import replace
+
+    return f if f.check else replace(f, check=name)

@@ -1,0 +1,60 @@
+"""What every check receives: the env, the host, options, and facts computed once and shared."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from conda_torchcheck.inventory.model import Environment, HostFacts
+from conda_torchcheck.inventory.torch import TorchInfo, find_torch
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    #: run the target env's python to import torch (opt-in only)
+    import_test: bool = False
+    import_timeout: float = 60.0
+    #: check file hashes against RECORD / conda-meta (reads every torch file: slower)
+    verify_hashes: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class CheckContext:
+    """Shared, lazily computed facts. A check reads facts; it does not re-walk what another layer walked."""
+
+    def __init__(self, env: Environment, host: HostFacts, options: CheckOptions | None = None) -> None:
+        self.env = env
+        self.host = host
+        self.options = options or CheckOptions()
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, factory: Callable[[], T]) -> T:
+        """Compute ``factory()`` once per context under ``key`` (for facts several checks share)."""
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+    @functools.cached_property
+    def torch(self) -> TorchInfo:
+        return find_torch(self.env)
+
+    @property
+    def load_graph(self):  # -> LoadGraph | None
+        """The load graph of torch's libraries for this env's OS (None when torch is absent)."""
+
+        def build():
+            if self.env.os == "windows":
+                from conda_torchcheck.loader import windows
+
+                return windows.build_torch_graph(self)
+            if self.env.os == "linux":
+                from conda_torchcheck.loader import linux
+
+                return linux.build_torch_graph(self)
+            return None
+
+        return self.memo("load_graph", build)

@@ -1,0 +1,91 @@
+"""Entry point of the standalone ``conda-torchcheck`` command (also ``python -m conda_torchcheck``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from conda_torchcheck import __version__
+from conda_torchcheck.cli import DEFAULT_VERB, VERBS
+from conda_torchcheck.errors import TorchCheckError
+
+
+def _verb_modules():
+    for verb, module_name in VERBS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        yield verb, module
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Add every verb as a sub-command of ``parser`` (used by the standalone CLI and the conda plugin)."""
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb, module in _verb_modules():
+        verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
+        module.configure_parser(verb_parser)
+        verb_parser.set_defaults(func=module.execute)
+
+
+def generate_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conda-torchcheck",
+        description="Tell exactly why `import torch` fails (or will fail) in an environment, and how to fix it.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"conda-torchcheck {__version__}")
+    configure_parser(parser)
+    return parser
+
+
+def with_default_verb(argv: Sequence[str]) -> list[str]:
+    argv = list(argv)
+    if not argv:
+        return [DEFAULT_VERB]
+    if argv[0] in VERBS or argv[0] in ("-h", "--help", "-V", "--version"):
+        return argv
+    if argv[0].startswith("-"):
+        return [DEFAULT_VERB, *argv]
+    return argv
+
+
+def run_verb(args: argparse.Namespace) -> int:
+    """Run the parsed verb; input problems become one line on stderr and exit code 2."""
+    from conda_torchcheck.messages import set_language, translate
+
+    if getattr(args, "lang", None):
+        set_language(args.lang)
+    try:
+        return int(args.func(args) or 0)
+    except TorchCheckError as exc:
+        print(translate("cli.error_prefix", message=str(exc)), file=sys.stderr)
+        if exc.hint:
+            print(translate("cli.hint_prefix", hint=exc.hint), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if sys.stdout.encoding and sys.stdout.encoding.lower() not in ("utf-8", "utf8"):
+        try:  # Windows consoles and C locales: don't die on 中文 paths
+            sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+            sys.stderr.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    parser = generate_parser()
+    args = parser.parse_args(with_default_verb(sys.argv[1:] if argv is None else argv))
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return run_verb(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""``check``: inventory the target env, run the checks, print the report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from conda_torchcheck.cli.options import (
+    add_host_options,
+    add_output_options,
+    add_target_options,
+    load_target,
+    output_format,
+    split_ids,
+)
+
+HELP = "Check an environment and report why `import torch` fails or will fail (the default verb)."
+
+
+def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) -> None:
+    if not conda:
+        add_target_options(parser)
+        add_output_options(parser)
+    else:
+        add_output_options(parser, json_flag=False)
+    parser.add_argument("--only", action="append", metavar="IDS",
+                        help="only these finding ids or prefixes (TC301,TC2); repeatable")
+    parser.add_argument("--skip", action="append", metavar="IDS", help="skip these finding ids or prefixes")
+    parser.add_argument("--import-test", action="store_true",
+                        help="also run the env's own python to import torch (runs code from the env)")
+    parser.add_argument("--no-hashes", action="store_true", help="skip verifying torch's files against RECORD")
+    add_host_options(parser)
+
+
+def build_report(args: argparse.Namespace):
+    from conda_torchcheck.checks import run_checks
+    from conda_torchcheck.checks.context import CheckContext, CheckOptions
+    from conda_torchcheck.report import Report
+
+    env, host = load_target(args)
+    options = CheckOptions(import_test=bool(getattr(args, "import_test", False)),
+                           verify_hashes=not getattr(args, "no_hashes", False))
+    ctx = CheckContext(env, host, options)
+    findings = run_checks(ctx, split_ids(args.only), split_ids(args.skip))
+    return Report(env=env, host=host, torch=ctx.torch, findings=findings,
+                  import_test=ctx._memo.get("import_test"))
+
+
+def execute(args: argparse.Namespace) -> int:
+    from conda_torchcheck.render import render
+    from conda_torchcheck.render.style import wants_color
+
+    fmt = output_format(args)
+    report = build_report(args)
+    text = render(report, fmt, lang=getattr(args, "lang", None), color=fmt == "text" and wants_color(sys.stdout),
+                  verbose=args.verbose)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 1 if report.has_errors else 0

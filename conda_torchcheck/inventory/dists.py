@@ -1,0 +1,136 @@
+"""Python distributions (dist-info / egg-info) on the env's import path, read from files only."""
+
+from __future__ import annotations
+
+import json
+from email.parser import HeaderParser
+from pathlib import Path
+
+from conda_torchcheck.inventory.model import Distribution, Problem, SiteDir
+from conda_torchcheck.inventory.names import normalize
+
+
+def read_distributions(sites: tuple[SiteDir, ...]) -> tuple[tuple[Distribution, ...], tuple[Path, ...], tuple[Problem, ...]]:
+    """Distributions in ``sys.path`` order, ``~``-prefixed leftovers, and unreadable metadata."""
+    dists: list[Distribution] = []
+    leftovers: list[Path] = []
+    problems: list[Problem] = []
+    seen_sites: set[str] = set()
+    for site in sites:
+        if not site.active:
+            continue
+        key = str(site.path)
+        if key in seen_sites:
+            continue
+        seen_sites.add(key)
+        try:
+            entries = sorted(site.path.iterdir(), key=lambda p: p.name.lower())
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith("~"):
+                leftovers.append(entry)
+                continue
+            if name.endswith(".dist-info") or name.endswith(".egg-info"):
+                dist, problem = read_distribution(entry, site)
+                if dist is not None:
+                    dists.append(dist)
+                if problem is not None:
+                    problems.append(problem)
+    return tuple(dists), tuple(leftovers), tuple(problems)
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | None, Problem | None]:
+    kind = "dist-info" if meta_dir.name.endswith(".dist-info") else "egg-info"
+    if meta_dir.is_dir():
+        metadata_file = meta_dir / ("METADATA" if kind == "dist-info" else "PKG-INFO")
+        text = _read_text(metadata_file)
+    else:  # a flat .egg-info file (distutils)
+        metadata_file = meta_dir
+        text = _read_text(meta_dir)
+    name = version = None
+    requires: tuple[str, ...] = ()
+    if text:
+        headers = HeaderParser().parsestr(text, headersonly=True)
+        name = headers.get("Name")
+        version = headers.get("Version")
+        requires = tuple(str(v) for v in (headers.get_all("Requires-Dist") or ()))
+    if not name or not version:
+        # fall back on the directory name: torch-2.3.0+cpu.dist-info
+        stem = meta_dir.name.rsplit(".", 1)[0]
+        if "-" in stem:
+            guess_name, guess_version = stem.split("-", 1)
+            name = name or guess_name
+            version = version or guess_version.split("-py")[0]
+        if not name or not version:
+            return None, Problem("dist-metadata", metadata_file, "no Name/Version in the metadata")
+    installer = None
+    direct_url = None
+    has_record = False
+    tags: tuple[str, ...] = ()
+    if meta_dir.is_dir():
+        inst = _read_text(meta_dir / "INSTALLER")
+        installer = inst.strip() or None if inst is not None else None
+        raw_direct = _read_text(meta_dir / "direct_url.json")
+        if raw_direct:
+            try:
+                loaded = json.loads(raw_direct)
+                direct_url = loaded if isinstance(loaded, dict) else None
+            except json.JSONDecodeError:
+                direct_url = None
+        has_record = (meta_dir / "RECORD").is_file()
+        if kind == "egg-info" and not requires:
+            req_text = _read_text(meta_dir / "requires.txt")
+            if req_text:
+                requires = tuple(line.strip() for line in req_text.splitlines() if line.strip() and not line.startswith("["))
+        wheel = _read_text(meta_dir / "WHEEL")
+        if wheel:
+            tags = tuple(line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:"))
+    return (
+        Distribution(
+            name=normalize(name),
+            raw_name=name,
+            version=version.strip(),
+            metadata_dir=meta_dir,
+            kind=kind,
+            site=site.path,
+            site_kind=site.kind,
+            installer=installer,
+            requires=requires,
+            direct_url=direct_url,
+            has_record=has_record,
+            wheel_tags=tags,
+        ),
+        None,
+    )
+
+
+def read_record_file(dist: Distribution) -> list[tuple[str, str | None, int | None]]:
+    """RECORD rows as (path relative to the site dir, sha256 in urlsafe-base64 or None, size or None)."""
+    import csv
+    import io
+
+    text = _read_text(dist.record_path)
+    if not text:
+        return []
+    rows = []
+    for row in csv.reader(io.StringIO(text)):
+        if not row:
+            continue
+        path = row[0]
+        digest = None
+        size = None
+        if len(row) > 1 and row[1].startswith("sha256="):
+            digest = row[1][len("sha256=") :]
+        if len(row) > 2 and row[2].strip().isdigit():
+            size = int(row[2])
+        rows.append((path, digest, size))
+    return rows

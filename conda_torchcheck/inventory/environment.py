@@ -1,0 +1,406 @@
+"""Turn a prefix into an :class:`Environment`: layout, platform, interpreter, import path, packages."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from conda_torchcheck.binaries.headers import sniff
+from conda_torchcheck.errors import TargetError
+from conda_torchcheck.inventory.conda_meta import read_conda_meta
+from conda_torchcheck.inventory.dists import read_distributions
+from conda_torchcheck.inventory.fs import find_child, find_path
+from conda_torchcheck.inventory.host import RUNNING_OS, make_host_facts
+from conda_torchcheck.inventory.model import (
+    OS,
+    CondaRecord,
+    Environment,
+    HostFacts,
+    Layout,
+    PythonInfo,
+    SiteDir,
+)
+
+_PYDIR = re.compile(r"^python(\d)\.(\d+)(t?)$")
+_PYDLL = re.compile(r"^python(\d)(\d+)(t?)\.dll$", re.IGNORECASE)
+
+_PLATFORMS = {
+    ("windows", "x86_64"): "win-64",
+    ("windows", "x86"): "win-32",
+    ("windows", "arm64"): "win-arm64",
+    ("linux", "x86_64"): "linux-64",
+    ("linux", "aarch64"): "linux-aarch64",
+    ("linux", "ppc64"): "linux-ppc64le",
+    ("linux", "x86"): "linux-32",
+    ("darwin", "x86_64"): "osx-64",
+    ("darwin", "arm64"): "osx-arm64",
+}
+
+
+def detect_os(prefix: Path) -> OS:
+    """Windows envs have python.exe / Lib / Library\\bin; Unix envs have bin/python and lib/pythonX.Y."""
+    if find_child(prefix, "python.exe") or find_path(prefix, "Scripts", "python.exe"):
+        return "windows"
+    if find_path(prefix, "Library", "bin") is not None and find_path(prefix, "Lib", "site-packages"):
+        return "windows"
+    if (prefix / "Lib" / "site-packages").is_dir() and not (prefix / "bin").is_dir():
+        return "windows"
+    records, _ = read_conda_meta(prefix) if (prefix / "conda-meta").is_dir() else ((), ())
+    for rec in records:
+        if rec.subdir.startswith("win-"):
+            return "windows"
+        if rec.subdir.startswith("osx-"):
+            return "darwin"
+        if rec.subdir.startswith("linux-"):
+            return "linux"
+    py = _unix_python_binary(prefix)
+    if py is not None:
+        header = sniff(py)
+        if header and header.format == "macho":
+            return "darwin"
+        return "linux"
+    return RUNNING_OS if RUNNING_OS != "windows" else "linux"
+
+
+def _unix_python_binary(prefix: Path) -> Path | None:
+    bindir = prefix / "bin"
+    for name in ("python3", "python"):
+        candidate = bindir / name
+        if candidate.exists():
+            return candidate
+    try:
+        for entry in sorted(bindir.glob("python3.*")):
+            if entry.exists() and not entry.name.endswith("-config"):
+                return entry
+    except OSError:
+        pass
+    return None
+
+
+def read_pyvenv_cfg(prefix: Path) -> dict[str, str] | None:
+    cfg = prefix / "pyvenv.cfg"
+    try:
+        text = cfg.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            out[key.strip().lower()] = value.strip()
+    return out
+
+
+def detect_layout(prefix: Path, pyvenv: Mapping[str, str] | None) -> Layout:
+    if pyvenv is not None:
+        return "venv"
+    if (prefix / "conda-meta").is_dir():
+        parts = [p.lower() for p in prefix.parts]
+        if ".pixi" in parts:
+            return "pixi"
+        return "conda"
+    return "system"
+
+
+def _python_record(records: tuple[CondaRecord, ...]) -> CondaRecord | None:
+    for rec in records:
+        if rec.name in ("python", "python_abi") and rec.name == "python":
+            return rec
+    return None
+
+
+def detect_python(prefix: Path, os_: OS, records: tuple[CondaRecord, ...], pyvenv: Mapping[str, str] | None) -> PythonInfo:
+    executable: Path | None = None
+    version: str | None = None
+    source = ""
+    free_threaded = False
+    rec = _python_record(records)
+    if rec is not None:
+        version, source = rec.version, f"conda-meta/{rec.source.name}"
+        free_threaded = "_cp3" in rec.build and rec.build.rstrip("0123456789_").endswith("t")
+    if os_ == "windows":
+        executable = find_child(prefix, "python.exe") or find_path(prefix, "Scripts", "python.exe")
+        if version is None:
+            dirs = [prefix]
+            if pyvenv and pyvenv.get("home"):
+                dirs.append(Path(pyvenv["home"]))
+            for d in dirs:
+                for name in sorted(_safe_listdir(d)):
+                    m = _PYDLL.match(name)
+                    if m and m.group(1) == "3":
+                        version, source = f"3.{m.group(2)}", f"{name}"
+                        free_threaded = bool(m.group(3))
+                        break
+                if version:
+                    break
+    else:
+        executable = _unix_python_binary(prefix)
+        libdirs = []
+        for name in _safe_listdir(prefix / "lib"):
+            m = _PYDIR.match(name)
+            if m:
+                libdirs.append((int(m.group(1)), int(m.group(2)), m.group(3), name))
+        with_site = [d for d in libdirs if (prefix / "lib" / d[3] / "site-packages").is_dir()]
+        best = max(with_site or libdirs, default=None)
+        if best is not None:
+            if version is None or not version.startswith(f"{best[0]}.{best[1]}"):
+                if version is None:
+                    version, source = f"{best[0]}.{best[1]}", f"lib/{best[3]}"
+            free_threaded = free_threaded or bool(best[2])
+    if pyvenv is not None:
+        cfg_version = pyvenv.get("version_info") or pyvenv.get("version")
+        if cfg_version and (version is None or len(version.split(".")) < 3):
+            cleaned = ".".join(cfg_version.split(".")[:3])
+            if version is None or cleaned.startswith(version):
+                version, source = cleaned, "pyvenv.cfg"
+    if version is not None and len(version.split(".")) == 2 and os_ != "windows":
+        patch = _patchlevel(prefix, version, free_threaded)
+        if patch:
+            version, source = patch, source + "+patchlevel.h"
+    arch = None
+    if executable is not None:
+        header = sniff(executable.resolve() if executable.is_symlink() else executable)
+        if header is not None:
+            arch = header.arch
+    if arch is None and os_ == "windows":
+        for name in _safe_listdir(prefix):
+            if _PYDLL.match(name):
+                header = sniff(prefix / name)
+                if header:
+                    arch = header.arch
+                    break
+    if arch is None and rec is not None:
+        arch = {"win-64": "x86_64", "win-32": "x86", "win-arm64": "arm64", "linux-64": "x86_64",
+                "linux-aarch64": "aarch64", "osx-64": "x86_64", "osx-arm64": "arm64"}.get(rec.subdir)
+    return PythonInfo(executable=executable, version=version, arch=arch, free_threaded=free_threaded,
+                      version_source=source)
+
+
+def _patchlevel(prefix: Path, version: str, free_threaded: bool) -> str | None:
+    header = prefix / "include" / f"python{version}{'t' if free_threaded else ''}" / "patchlevel.h"
+    try:
+        text = header.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    m = re.search(r'#define\s+PY_VERSION\s+"([0-9.]+)', text)
+    return m.group(1) if m else None
+
+
+def _safe_listdir(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def detect_platform(os_: OS, python: PythonInfo, records: tuple[CondaRecord, ...]) -> str:
+    rec = _python_record(records)
+    if rec is not None and rec.subdir and rec.subdir != "noarch":
+        return rec.subdir
+    if python.arch and (os_, python.arch) in _PLATFORMS:
+        return _PLATFORMS[(os_, python.arch)]
+    for rec in records:
+        if rec.subdir and rec.subdir != "noarch":
+            return rec.subdir
+    return {"windows": "win-64", "linux": "linux-64", "darwin": "osx-arm64"}[os_] + "?"
+
+
+def _is_base(prefix: Path, records: tuple[CondaRecord, ...]) -> bool:
+    if (prefix / "condabin").is_dir():
+        return True
+    if not (prefix / "conda-meta").is_dir():
+        return False
+    if (prefix / "envs").is_dir() and (prefix / "pkgs").is_dir():
+        return True
+    return any(rec.name == "conda" for rec in records)
+
+
+def _base_prefix(prefix: Path, layout: Layout, os_: OS, pyvenv: Mapping[str, str] | None) -> Path | None:
+    if layout == "venv" and pyvenv is not None:
+        for key in ("base-prefix", "base_prefix"):
+            if pyvenv.get(key):
+                return Path(pyvenv[key])
+        home = pyvenv.get("home")
+        if home:
+            home_path = Path(home)
+            # Windows: home is the folder of python.exe (the base prefix itself); Unix: <base>/bin
+            return home_path if os_ == "windows" else home_path.parent
+        return None
+    if layout in ("conda", "pixi") and prefix.parent.name == "envs":
+        base = prefix.parent.parent
+        if (base / "conda-meta").is_dir():
+            return base
+    return None
+
+
+def _same_path(a: str | Path | None, b: Path, windows: bool) -> bool:
+    if not a:
+        return False
+    sa, sb = os.path.normpath(str(a)), os.path.normpath(str(b))
+    if windows:
+        return sa.lower() == sb.lower()
+    try:
+        return os.path.realpath(sa) == os.path.realpath(sb)
+    except OSError:
+        return sa == sb
+
+
+def _site_dirs(prefix: Path, os_: OS, python: PythonInfo, layout: Layout, pyvenv: Mapping[str, str] | None,
+               host: HostFacts, base_prefix: Path | None) -> tuple[SiteDir, ...]:
+    sites: list[SiteDir] = []
+    sep = ";" if os_ == "windows" else ":"
+    for entry in host.path_list("PYTHONPATH", sep):
+        p = Path(entry)
+        sites.append(SiteDir(p, "pythonpath", p.is_dir()))
+    user = user_site_dir(os_, python, host)
+    if user is not None:
+        inactive_reason = ""
+        if host.get("PYTHONNOUSERSITE"):
+            inactive_reason = "PYTHONNOUSERSITE is set"
+        elif layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() != "true":
+            inactive_reason = "venvs without system site packages ignore the user site"
+        sites.append(SiteDir(user, "user", not inactive_reason and user.is_dir(), inactive_reason))
+    env_sites: list[Path] = []
+    if os_ == "windows":
+        found = find_path(prefix, "Lib", "site-packages")
+        if found is not None:
+            env_sites.append(found)
+    else:
+        mm = python.major_minor
+        if mm:
+            name = f"python{mm[0]}.{mm[1]}{'t' if python.free_threaded else ''}"
+            for lib in ("lib", "lib64"):
+                candidate = prefix / lib / name / "site-packages"
+                if candidate.is_dir() and not any(_same_path(candidate, s, False) for s in env_sites):
+                    env_sites.append(candidate)
+    for path in env_sites:
+        sites.append(SiteDir(path, "env", True))
+    if layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() == "true":
+        if base_prefix is not None:
+            base_site = (find_path(base_prefix, "Lib", "site-packages") if os_ == "windows" else None)
+            if os_ != "windows" and python.major_minor:
+                mm = python.major_minor
+                base_site = base_prefix / "lib" / f"python{mm[0]}.{mm[1]}" / "site-packages"
+            if base_site is not None:
+                sites.append(SiteDir(base_site, "base", base_site.is_dir()))
+    # .pth files add directories after their site dir
+    for site in list(sites):
+        if not site.active or site.kind not in ("env", "user", "base"):
+            continue
+        for name in sorted(_safe_listdir(site.path)):
+            if not name.endswith(".pth"):
+                continue
+            try:
+                lines = (site.path / name).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                target = Path(line) if os.path.isabs(line) else site.path / line
+                if target.is_dir():
+                    sites.append(SiteDir(target, "pth", True, note=name))
+    return tuple(sites)
+
+
+def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts) -> Path | None:
+    """PEP 370 user site for this interpreter version, on the host the env runs on."""
+    mm = python.major_minor
+    if mm is None:
+        return None
+    userbase = host.get("PYTHONUSERBASE")
+    t = "t" if python.free_threaded else ""
+    if os_ == "windows":
+        if not userbase:
+            appdata = host.get("APPDATA")
+            if not appdata:
+                return None
+            userbase = str(Path(appdata) / "Python")
+        return Path(userbase) / f"Python{mm[0]}{mm[1]}{t}" / "site-packages"
+    if not userbase:
+        if host.home is None:
+            return None
+        userbase = str(host.home / ".local")
+    return Path(userbase) / "lib" / f"python{mm[0]}.{mm[1]}{t}" / "site-packages"
+
+
+def _looks_like_env(prefix: Path, os_: OS) -> bool:
+    if (prefix / "conda-meta").is_dir() or (prefix / "pyvenv.cfg").is_file():
+        return True
+    if os_ == "windows":
+        return find_child(prefix, "python.exe") is not None or find_path(prefix, "Lib", "site-packages") is not None
+    return _unix_python_binary(prefix) is not None or any(_PYDIR.match(n) for n in _safe_listdir(prefix / "lib"))
+
+
+def load_environment(
+    prefix: Path | str,
+    *,
+    use_live_host: bool = True,
+    host_overrides: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    system_root: Path | None = None,
+    target_os: OS | None = None,
+) -> tuple[Environment, HostFacts]:
+    """Read everything the checks need about ``prefix``. Raises :class:`TargetError` for a non-env."""
+    prefix = Path(os.path.expanduser(str(prefix)))
+    try:
+        prefix = prefix.absolute()
+    except OSError as exc:  # pragma: no cover - cwd vanished
+        raise TargetError(f"cannot resolve {prefix}: {exc}") from exc
+    if not prefix.exists():
+        raise TargetError(f"{prefix} does not exist")
+    if not prefix.is_dir():
+        raise TargetError(f"{prefix} is not a directory")
+    try:
+        os.listdir(prefix)
+    except OSError as exc:
+        raise TargetError(f"{prefix} cannot be read: {exc.strerror or exc}") from exc
+    os_ = target_os or detect_os(prefix)
+    if not _looks_like_env(prefix, os_):
+        raise TargetError(
+            f"{prefix} is not a Python environment (no conda-meta, pyvenv.cfg or Python interpreter found)",
+            hint="pass the env's root folder with -p, or its name with -n",
+        )
+    pyvenv = read_pyvenv_cfg(prefix)
+    layout = detect_layout(prefix, pyvenv)
+    records, meta_problems = read_conda_meta(prefix)
+    python = detect_python(prefix, os_, records, pyvenv)
+    platform = detect_platform(os_, python, records)
+    host = make_host_facts(os_, prefix, use_live=use_live_host, overrides=host_overrides, cwd=cwd,
+                           system_root=system_root)
+    base_prefix = _base_prefix(prefix, layout, os_, pyvenv)
+    is_base = _is_base(prefix, records)
+    sites = _site_dirs(prefix, os_, python, layout, pyvenv, host, base_prefix)
+    dists, leftovers, dist_problems = read_distributions(sites)
+    name = None
+    if is_base:
+        name = "base"
+    elif prefix.parent.name == "envs":
+        name = prefix.name
+    is_active = None
+    if host.live:
+        import sys
+
+        windows = os_ == "windows"
+        active = host.get("CONDA_PREFIX") or host.get("VIRTUAL_ENV") or sys.prefix
+        is_active = _same_path(active, prefix, windows)
+    env = Environment(
+        prefix=prefix,
+        os=os_,
+        platform=platform,
+        layout=layout,
+        python=python,
+        base_prefix=base_prefix,
+        is_base=is_base,
+        name=name,
+        site_dirs=sites,
+        conda_records=records,
+        distributions=dists,
+        leftovers=leftovers,
+        problems=meta_problems + dist_problems,
+        is_active=is_active,
+    )
+    return env, host

@@ -1,0 +1,107 @@
+"""Find the target prefix: ``-p``, ``-n NAME`` (without conda), or the active env."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from conda_torchcheck.errors import TargetError
+
+
+def _environments_txt(home: Path) -> list[Path]:
+    out = []
+    for candidate in (home / ".conda" / "environments.txt",):
+        try:
+            for line in candidate.read_text(encoding="utf-8", errors="replace").splitlines():
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    out.append(Path(line))
+        except OSError:
+            continue
+    return out
+
+
+def _conda_roots(environ: Mapping[str, str], home: Path) -> list[Path]:
+    roots: list[Path] = []
+    for var in ("CONDA_ROOT", "MAMBA_ROOT_PREFIX"):
+        if environ.get(var):
+            roots.append(Path(environ[var]))
+    if environ.get("CONDA_EXE"):
+        # <root>/bin/conda or <root>\Scripts\conda.exe or <root>/condabin/conda
+        roots.append(Path(environ["CONDA_EXE"]).parent.parent)
+    if environ.get("CONDA_PREFIX") and environ.get("CONDA_SHLVL"):
+        prefix = Path(environ["CONDA_PREFIX"])
+        roots.append(prefix.parent.parent if prefix.parent.name == "envs" else prefix)
+    for name in ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".miniconda3"):
+        roots.append(home / name)
+    for entry in _environments_txt(home):
+        if (entry / "condabin").is_dir() or (entry / "envs").is_dir():
+            roots.append(entry)
+    seen: set[str] = set()
+    unique = []
+    for root in roots:
+        key = os.path.normcase(str(root))
+        if key not in seen:
+            seen.add(key)
+            unique.append(root)
+    return unique
+
+
+def envs_dirs(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
+    """The folders conda looks in for named envs, in conda's order, without importing conda."""
+    environ = os.environ if environ is None else environ
+    home = home or Path.home()
+    dirs: list[Path] = []
+    for var in ("CONDA_ENVS_PATH", "CONDA_ENVS_DIRS"):
+        value = environ.get(var)
+        if value:
+            dirs.extend(Path(p) for p in value.split(os.pathsep) if p)
+    roots = _conda_roots(environ, home)
+    dirs.extend(root / "envs" for root in roots)
+    dirs.append(home / ".conda" / "envs")
+    return dirs
+
+
+def resolve_name(name: str, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+    environ = os.environ if environ is None else environ
+    home = home or Path.home()
+    if name in ("base", "root"):
+        for root in _conda_roots(environ, home):
+            if (root / "conda-meta").is_dir():
+                return root
+        raise TargetError("cannot find the conda base environment",
+                          hint="set CONDA_ROOT, or pass the base prefix with -p")
+    if "/" in name or "\\" in name or name in (".", ".."):
+        raise TargetError(f"'{name}' is a path, not an environment name", hint="use -p for paths")
+    for directory in envs_dirs(environ, home):
+        candidate = directory / name
+        if (candidate / "conda-meta").is_dir():
+            return candidate
+    for entry in _environments_txt(home):
+        if entry.name == name and entry.is_dir():
+            return entry
+    raise TargetError(
+        f"no environment named '{name}' was found",
+        hint="looked in " + ", ".join(str(d) for d in envs_dirs(environ, home)) + " and ~/.conda/environments.txt",
+    )
+
+
+def default_prefix(environ: Mapping[str, str] | None = None) -> Path:
+    """The active env (CONDA_PREFIX, then VIRTUAL_ENV), else the env this tool runs in."""
+    environ = os.environ if environ is None else environ
+    for var in ("CONDA_PREFIX", "VIRTUAL_ENV"):
+        if environ.get(var):
+            return Path(environ[var])
+    return Path(sys.prefix)
+
+
+def resolve_target(prefix: str | None, name: str | None, environ: Mapping[str, str] | None = None) -> Path:
+    if prefix and name:
+        raise TargetError("give either -p/--prefix or -n/--name, not both")
+    if prefix:
+        return Path(os.path.expanduser(prefix))
+    if name:
+        return resolve_name(name, environ)
+    return default_prefix(environ)

@@ -1,0 +1,202 @@
+"""Frozen facts about a target environment. Pure data: no conda import, no writes, no code execution."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+OS = Literal["windows", "linux", "darwin"]
+Layout = Literal["conda", "pixi", "venv", "system"]
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    executable: Path | None
+    version: str | None  # "3.11.9" when known, else "3.11"
+    arch: str | None  # x86_64, x86, arm64 (Windows) / aarch64 (Linux)
+    free_threaded: bool = False
+    #: where the version came from (conda-meta record, pyvenv.cfg, directory name, dll name ...)
+    version_source: str = ""
+
+    @property
+    def major_minor(self) -> tuple[int, int] | None:
+        if not self.version:
+            return None
+        parts = self.version.split(".")
+        try:
+            return int(parts[0]), int(parts[1])
+        except (IndexError, ValueError):
+            return None
+
+    @property
+    def tag(self) -> str | None:
+        """``311`` for 3.11 (``313t`` when free-threaded)."""
+        mm = self.major_minor
+        return f"{mm[0]}{mm[1]}{'t' if self.free_threaded else ''}" if mm else None
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    path: str  # relative to the prefix, forward slashes, as conda writes it
+    sha256: str | None = None
+    size: int | None = None
+    path_type: str | None = None
+
+
+@dataclass(frozen=True)
+class CondaRecord:
+    """One ``conda-meta/*.json`` file, read as raw JSON (never through conda's interop loader)."""
+
+    name: str
+    version: str
+    build: str
+    build_number: int
+    channel: str  # canonical: "conda-forge", "pytorch", "nvidia", "defaults", "pypi", or the URL
+    channel_url: str
+    subdir: str
+    fn: str
+    depends: tuple[str, ...]
+    requested_specs: tuple[str, ...]
+    files: tuple[str, ...]
+    paths: tuple[PathEntry, ...]
+    source: Path  # the conda-meta json file
+
+    @property
+    def dist_str(self) -> str:
+        return f"{self.channel}::{self.name}-{self.version}-{self.build}"
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A Python distribution found on the env's import path (dist-info or egg-info)."""
+
+    name: str  # PEP 503 normalised
+    raw_name: str
+    version: str
+    metadata_dir: Path
+    kind: Literal["dist-info", "egg-info"]
+    site: Path  # the sys.path entry it was found in
+    site_kind: str  # "env", "user", "pythonpath", "pth"
+    installer: str | None  # pip, uv, conda, ...
+    requires: tuple[str, ...] = ()
+    direct_url: Mapping[str, object] | None = None
+    has_record: bool = False
+    wheel_tags: tuple[str, ...] = ()
+
+    @property
+    def local_version(self) -> str | None:
+        """``cpu`` for ``2.3.0+cpu``, ``cu121`` for ``2.3.0+cu121``."""
+        return self.version.split("+", 1)[1] if "+" in self.version else None
+
+    @property
+    def record_path(self) -> Path:
+        return self.metadata_dir / "RECORD"
+
+
+@dataclass(frozen=True)
+class SiteDir:
+    path: Path
+    kind: str  # "env", "user", "pythonpath", "pth"
+    active: bool = True  # the user site of a venv is not active, for example
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the env that could not be read; turned into a TC9xx finding by the checks."""
+
+    kind: str  # "conda-meta-json", "conda-meta-fields", "dist-metadata", "unreadable"
+    path: Path
+    detail: str
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """The machine the env runs on: variables, working directory, Windows system directory.
+
+    ``live`` facts come from this process; otherwise from options, for an env examined from elsewhere
+    (a Windows env read from Linux/WSL, a copied env).
+    """
+
+    live: bool
+    environ: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    #: the Windows directory (holding System32) when known
+    system_root: Path | None = None
+    system_root_source: str = "unknown"  # live, option, wsl-auto, unknown
+    home: Path | None = None
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        # Windows variable names are case-insensitive
+        if name in self.environ:
+            return self.environ[name]
+        upper = name.upper()
+        for key, value in self.environ.items():
+            if key.upper() == upper:
+                return value
+        return default
+
+    def path_list(self, name: str, separator: str) -> tuple[str, ...]:
+        value = self.get(name)
+        if not value:
+            return ()
+        return tuple(p for p in value.split(separator) if p)
+
+    @property
+    def system32(self) -> Path | None:
+        if self.system_root is None:
+            return None
+        for name in ("System32", "system32", "SYSTEM32"):
+            candidate = self.system_root / name
+            if candidate.is_dir():
+                return candidate
+        return self.system_root / "System32"
+
+
+@dataclass(frozen=True)
+class Environment:
+    prefix: Path
+    os: OS
+    platform: str  # conda subdir style: win-64, win-arm64, win-32, linux-64, linux-aarch64, osx-arm64 ...
+    layout: Layout
+    python: PythonInfo
+    base_prefix: Path | None  # venv base (pyvenv.cfg home) or the conda base env
+    is_base: bool
+    name: str | None
+    site_dirs: tuple[SiteDir, ...]
+    conda_records: tuple[CondaRecord, ...]
+    distributions: tuple[Distribution, ...]
+    leftovers: tuple[Path, ...]  # ~orch-style directories from interrupted pip uninstalls
+    problems: tuple[Problem, ...]
+    #: the env is the one active in the live process (CONDA_PREFIX / VIRTUAL_ENV / sys.prefix)
+    is_active: bool | None = None
+
+    @property
+    def is_windows(self) -> bool:
+        return self.os == "windows"
+
+    @property
+    def env_site(self) -> Path | None:
+        for site in self.site_dirs:
+            if site.kind == "env":
+                return site.path
+        return None
+
+    def record(self, name: str) -> CondaRecord | None:
+        for rec in self.conda_records:
+            if rec.name == name:
+                return rec
+        return None
+
+    def dists(self, name: str) -> tuple[Distribution, ...]:
+        from conda_torchcheck.inventory.names import normalize
+
+        wanted = normalize(name)
+        return tuple(d for d in self.distributions if d.name == wanted)
+
+    def dist(self, name: str) -> Distribution | None:
+        """The distribution Python would import first (sys.path order), if any."""
+        found = self.dists(name)
+        return found[0] if found else None

@@ -1,0 +1,196 @@
+"""What torch is installed, from where, which variant: read from files, never by importing it."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from conda_torchcheck.inventory.fs import find_child
+from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
+
+TORCH_FAMILY_CONDA = ("pytorch", "libtorch", "torchvision", "torchaudio", "pytorch-cuda", "cpuonly",
+                      "pytorch-mutex", "pytorch-cpu", "pytorch-gpu")
+
+_VERSION_RE = re.compile(r"""^__version__\s*(?::\s*\w+\s*)?=\s*['"]([^'"]+)['"]""", re.M)
+_CUDA_RE = re.compile(r"""^cuda\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"])""", re.M)
+_HIP_RE = re.compile(r"""^hip\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"])""", re.M)
+_XPU_RE = re.compile(r"""^xpu\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"])""", re.M)
+
+
+@dataclass(frozen=True)
+class VersionPy:
+    version: str | None
+    cuda: str | None
+    hip: str | None
+    xpu: str | None
+
+
+@dataclass(frozen=True)
+class TorchInfo:
+    """The torch that ``import torch`` would pick up in this env, and how it got there."""
+
+    version: str | None
+    source: str  # "pip", "conda", "pip-over-conda", "none"
+    variant: str  # "cpu", "cuda", "rocm", "xpu", "unknown"
+    cuda_version: str | None
+    package_dir: Path | None  # <site>/torch
+    dist: Distribution | None
+    conda_record: CondaRecord | None  # pytorch
+    libtorch_record: CondaRecord | None
+    version_py: VersionPy | None
+
+    @property
+    def installed(self) -> bool:
+        return self.package_dir is not None or self.conda_record is not None or self.dist is not None
+
+    @property
+    def lib_dir(self) -> Path | None:
+        return self.package_dir / "lib" if self.package_dir is not None else None
+
+    @property
+    def channel(self) -> str | None:
+        if self.conda_record is not None and self.source != "pip":
+            return self.conda_record.channel
+        return "pypi" if self.dist is not None else None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "version": self.version,
+            "source": self.source,
+            "variant": self.variant,
+            "cuda": self.cuda_version,
+            "location": str(self.package_dir) if self.package_dir else None,
+            "channel": self.channel,
+            "conda_build": self.conda_record.build if self.conda_record else None,
+        }
+
+
+def read_version_py(package_dir: Path) -> VersionPy | None:
+    try:
+        text = (package_dir / "version.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+    def grab(pattern: re.Pattern[str]) -> str | None:
+        m = pattern.search(text)
+        if not m or m.group(1) == "None":
+            return None
+        return m.group(2) or None
+
+    m = _VERSION_RE.search(text)
+    return VersionPy(m.group(1) if m else None, grab(_CUDA_RE), grab(_HIP_RE), grab(_XPU_RE))
+
+
+@functools.lru_cache(maxsize=64)
+def _owned_metadata_dirs(records: tuple[CondaRecord, ...]) -> dict[str, CondaRecord]:
+    owned: dict[str, CondaRecord] = {}
+    for rec in records:
+        for f in rec.files:
+            parts = PurePosixPath(f.replace("\\", "/")).parts
+            for i, part in enumerate(parts):
+                if part.endswith((".dist-info", ".egg-info")):
+                    owned["/".join(parts[: i + 1]).lower()] = rec
+                    break
+    return owned
+
+
+def conda_owner(env: Environment, dist: Distribution) -> CondaRecord | None:
+    """The conda record that installed this dist-info folder, if any (the folder is in its files list)."""
+    try:
+        rel = dist.metadata_dir.relative_to(env.prefix)
+    except ValueError:
+        return None
+    return _owned_metadata_dirs(env.conda_records).get(rel.as_posix().lower())
+
+
+def _variant_from_build(build: str) -> str | None:
+    b = build.lower()
+    if "cuda" in b or b.startswith("gpu_") or "_cu1" in b:
+        return "cuda"
+    if b.startswith("cpu") or "_cpu" in b or "cpu_" in b:
+        return "cpu"
+    if "rocm" in b:
+        return "rocm"
+    return None
+
+
+def _cuda_from_build(build: str) -> str | None:
+    m = re.search(r"cuda(\d+)\.(\d+)", build) or re.search(r"cuda_?(\d{2})(\d)(?!\d)", build)
+    if m:
+        return f"{m.group(1)}.{m.group(2)}"
+    m = re.search(r"cuda(\d{2})(\d)", build)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def _cuda_from_local(local: str | None) -> str | None:
+    if local and re.fullmatch(r"cu\d{3}", local):
+        return f"{local[2:4]}.{local[4]}"
+    return None
+
+
+def find_torch(env: Environment) -> TorchInfo:
+    package_dir = None
+    for site in env.site_dirs:
+        if not site.active:
+            continue
+        candidate = find_child(site.path, "torch", case_insensitive=env.is_windows)
+        if candidate is not None and candidate.is_dir() and (candidate / "__init__.py").exists():
+            package_dir = candidate
+            break
+    dist = None
+    if package_dir is not None:
+        for d in env.dists("torch"):
+            if d.site == package_dir.parent:
+                dist = d
+                break
+    if dist is None:
+        dist = env.dist("torch")
+    record = env.record("pytorch")
+    libtorch = env.record("libtorch")
+    version_py = read_version_py(package_dir) if package_dir is not None else None
+    if record is not None and dist is not None:
+        owner = conda_owner(env, dist)
+        source = "conda" if owner is not None else "pip-over-conda"
+    elif record is not None:
+        source = "conda"
+    elif dist is not None or package_dir is not None:
+        source = "pip"
+    else:
+        source = "none"
+    version = (version_py.version if version_py else None) or (dist.version if dist else None) or (
+        record.version if record else None)
+    variant = "unknown"
+    cuda = None
+    if version_py is not None:
+        if version_py.cuda:
+            variant, cuda = "cuda", version_py.cuda
+        elif version_py.hip:
+            variant = "rocm"
+        elif version_py.xpu:
+            variant = "xpu"
+        else:
+            variant = "cpu"
+    else:
+        local = dist.local_version if dist else None
+        if local:
+            variant = "cpu" if local == "cpu" else ("cuda" if local.startswith("cu") else
+                                                   "rocm" if local.startswith("rocm") else "unknown")
+            cuda = _cuda_from_local(local)
+        elif source == "conda" and record is not None:
+            variant = _variant_from_build(record.build) or "unknown"
+            cuda = _cuda_from_build(record.build) if variant == "cuda" else None
+    if source == "conda" and record is not None and variant == "cuda" and cuda is None:
+        cuda = _cuda_from_build(record.build)
+    return TorchInfo(
+        version=version,
+        source=source,
+        variant=variant,
+        cuda_version=cuda,
+        package_dir=package_dir,
+        dist=dist,
+        conda_record=record,
+        libtorch_record=libtorch,
+        version_py=version_py,
+    )

@@ -1,0 +1,93 @@
+"""Knowledge tables (TOML data files beside this module, each with its sources noted inside)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from conda_torchcheck._toml import load_toml_text
+
+
+@functools.cache
+def load(name: str) -> dict[str, Any]:
+    """The parsed table ``<name>.toml``."""
+    return load_toml_text(resources.files(__name__).joinpath(f"{name}.toml").read_text(encoding="utf-8"))
+
+
+def parse_version(text: str | None) -> Version | None:
+    if not text:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        # conda versions like 2.5.1.post0 or 1!2.0 parse; odd ones (2024.1.0_1) get their numeric head
+        head = []
+        for part in text.replace("_", ".").split("."):
+            if part.isdigit():
+                head.append(part)
+            else:
+                break
+        try:
+            return Version(".".join(head)) if head else None
+        except InvalidVersion:
+            return None
+
+
+def minor_of(version: str | None) -> str | None:
+    v = parse_version(version)
+    return f"{v.major}.{v.minor}" if v else None
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    minor: str
+    torchvision: str
+    torchaudio: str
+    python: tuple[str, str]
+    pip_cuda: tuple[str, ...]
+    pytorch_cuda: tuple[str, ...]
+    raw: dict[str, Any]
+
+    def torchvision_for(self, torch_version: str) -> tuple[str, ...]:
+        """Acceptable torchvision versions (exact patches where the table says so, else the minor)."""
+        patch = self.raw.get("torchvision_patch", {}).get(_base(torch_version))
+        return tuple(patch) if patch else (self.torchvision,)
+
+    def torchaudio_for(self, torch_version: str) -> tuple[str, ...]:
+        patch = self.raw.get("torchaudio_patch", {}).get(_base(torch_version))
+        return tuple(patch) if patch else (self.torchaudio,)
+
+    def supports_python(self, major_minor: tuple[int, int]) -> bool:
+        lo = tuple(int(x) for x in self.python[0].split("."))
+        hi = tuple(int(x) for x in self.python[1].split("."))
+        return lo <= major_minor <= hi
+
+
+def _base(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+def torch_release(version: str | None) -> TorchRelease | None:
+    minor = minor_of(version)
+    if minor is None:
+        return None
+    data = load("torch_releases")["releases"].get(minor)
+    if data is None:
+        return None
+    return TorchRelease(
+        minor=minor,
+        torchvision=data["torchvision"],
+        torchaudio=data["torchaudio"],
+        python=tuple(data["python"]),
+        pip_cuda=tuple(data.get("pip_cuda", ())),
+        pytorch_cuda=tuple(data.get("pytorch_cuda", ())),
+        raw=data,
+    )
+
+
+def known_torch_minors() -> list[str]:
+    return sorted(load("torch_releases")["releases"], key=lambda m: tuple(int(x) for x in m.split(".")))

@@ -1,0 +1,27 @@
+"""Terminal colour: only on a tty, never when NO_COLOR is set (https://no-color.org)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+CODES = {"red": "31", "yellow": "33", "blue": "34", "green": "32", "bold": "1", "dim": "2"}
+
+
+def wants_color(stream: TextIO | None = None) -> bool:
+    stream = stream or sys.stdout
+    if "NO_COLOR" in os.environ:
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def paint(text: str, style: str, enabled: bool) -> str:
+    if not enabled or style not in CODES:
+        return text
+    return f"\033[{CODES[style]}m{text}\033[0m"

@@ -1,0 +1,96 @@
+"""Plain-text report for a terminal: verdict first, then findings grouped by severity."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from conda_torchcheck.findings import Finding, Severity
+from conda_torchcheck.messages import translate
+from conda_torchcheck.render.style import paint
+from conda_torchcheck.report import Report
+
+_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
+WIDTH = 100
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    lines: list[str] = []
+    for para in text.splitlines() or [""]:
+        lines.extend(textwrap.wrap(para, WIDTH, initial_indent=indent, subsequent_indent=indent,
+                                   break_on_hyphens=False, break_long_words=False) or [indent])
+    return lines
+
+
+def _evidence_lines(value: Any, indent: str, depth: int = 0) -> list[str]:
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (dict, list, tuple)) and item:
+                lines.append(f"{indent}{key}:")
+                lines.extend(_evidence_lines(item, indent + "  ", depth + 1))
+            else:
+                lines.append(f"{indent}{key}: {item}")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, dict):
+                first = True
+                for key, sub in item.items():
+                    prefix = "- " if first else "  "
+                    lines.append(f"{indent}{prefix}{key}: {sub}")
+                    first = False
+            else:
+                lines.append(f"{indent}- {item}")
+    else:
+        lines.append(f"{indent}{value}")
+    return lines
+
+
+def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int) -> list[str]:
+    sev = translate(f"severity.{f.severity.value}", lang)
+    head = f"{paint(sev.upper(), _STYLE[f.severity], color)} {paint(f.id, 'bold', color)}  {f.title.render(lang)}"
+    lines = [head]
+    lines.extend(_wrap(f.explanation.render(lang), "    "))
+    if f.evidence:
+        lines.append("    " + paint(translate("report.evidence", lang), "dim", color))
+        lines.extend(_evidence_lines(dict(f.to_dict(lang)["evidence"]), "      "))
+    for i, fix in enumerate(f.fixes, 1):
+        label = translate("report.fix", lang) if len(f.fixes) == 1 else f"{translate('report.fix', lang)} {i}"
+        admin = f" ({translate('report.needs_admin', lang)})" if fix.needs_admin else ""
+        lines.extend(_wrap(f"{label}: {fix.summary.render(lang)}{admin}", "    "))
+        for command in fix.commands:
+            lines.append("      " + paint(command, "green", color))
+    if verbose:
+        lines.append("    " + paint(f.docs, "dim", color))
+    return lines
+
+
+def render_text(report: Report, *, lang: str | None = None, color: bool = False, verbose: int = 0) -> str:
+    env = report.env
+    t = report.torch
+    out: list[str] = []
+    target = translate("report.target", lang, prefix=str(env.prefix), platform=env.platform, layout=env.layout)
+    out.append(paint(target, "bold", color))
+    py = env.python
+    out.append("  " + translate("report.python", lang, version=py.version or "?", arch=py.arch or "?"))
+    if t.installed:
+        out.append("  " + translate("report.torch", lang, version=t.version or "?", variant=t.variant,
+                                    source=t.source, location=str(t.package_dir or "-")))
+    else:
+        out.append("  " + translate("report.no_torch", lang))
+    if report.import_test is not None:
+        out.append("  " + translate("report.import_test_ran", lang, outcome=report.import_test.get("outcome", "?")))
+    out.append("")
+    if not report.findings:
+        out.append(paint(translate("report.all_good", lang), "green", color))
+        return "\n".join(out) + "\n"
+    for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        group = [f for f in report.findings if f.severity is severity]
+        if not group:
+            continue
+        for f in group:
+            out.extend(render_finding(f, lang=lang, color=color, verbose=verbose))
+            out.append("")
+    c = report.counts
+    out.append(translate("report.summary", lang, errors=c["errors"], warnings=c["warnings"], info=c["info"]))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,93 @@
+"""The report: one model that every renderer (text, JSON, Markdown) reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conda_torchcheck import __version__
+from conda_torchcheck.findings import Finding, Severity
+from conda_torchcheck.inventory.model import Environment, HostFacts
+from conda_torchcheck.inventory.torch import TORCH_FAMILY_CONDA, TorchInfo
+
+SCHEMA_VERSION = 1
+TORCH_FAMILY_PIP = ("torch", "torchvision", "torchaudio", "triton", "intel-openmp", "mkl")
+
+
+@dataclass
+class Report:
+    env: Environment
+    host: HostFacts
+    torch: TorchInfo
+    findings: list[Finding]
+    #: result of the opt-in import test, when it was run
+    import_test: dict[str, Any] | None = None
+    checks_run: list[str] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {"errors": 0, "warnings": 0, "info": 0}
+        for f in self.findings:
+            counts[{"error": "errors", "warning": "warnings", "info": "info"}[f.severity.value]] += 1
+        return counts
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+    def torch_family(self) -> dict[str, list[dict[str, str]]]:
+        conda = [
+            {"name": r.name, "version": r.version, "build": r.build, "channel": r.channel}
+            for r in self.env.conda_records
+            if r.name in TORCH_FAMILY_CONDA or r.name.startswith(("cuda-version", "mkl", "intel-openmp", "llvm-openmp",
+                                                                  "vc14_runtime", "vs2015_runtime", "libstdcxx"))
+        ]
+        pip = [
+            {"name": d.raw_name, "version": d.version, "installer": d.installer or "", "site": d.site_kind}
+            for d in self.env.distributions
+            if d.name in TORCH_FAMILY_PIP or d.name.startswith("nvidia-")
+        ]
+        return {"conda": conda, "pip": pip}
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        env = self.env
+        doc: dict[str, Any] = {
+            "schema": SCHEMA_VERSION,
+            "tool": {"name": "conda-torchcheck", "version": __version__},
+            "target": {
+                "prefix": str(env.prefix),
+                "name": env.name,
+                "os": env.os,
+                "platform": env.platform,
+                "layout": env.layout,
+                "is_base": env.is_base,
+                "is_active": env.is_active,
+                "base_prefix": str(env.base_prefix) if env.base_prefix else None,
+                "python": {
+                    "version": env.python.version,
+                    "arch": env.python.arch,
+                    "free_threaded": env.python.free_threaded,
+                    "executable": str(env.python.executable) if env.python.executable else None,
+                },
+            },
+            "host": {
+                "live": self.host.live,
+                "system_root": str(self.host.system_root) if self.host.system_root else None,
+                "system_root_source": self.host.system_root_source,
+            },
+            "inventory": {
+                "conda_records": len(env.conda_records),
+                "distributions": len(env.distributions),
+                "site_dirs": [
+                    {"path": str(s.path), "kind": s.kind, "active": s.active, **({"note": s.note} if s.note else {})}
+                    for s in env.site_dirs
+                ],
+                "torch_family": self.torch_family(),
+            },
+            "torch": self.torch.to_dict(),
+            "findings": [f.to_dict(lang) for f in self.findings],
+            "summary": self.counts,
+        }
+        if self.import_test is not None:
+            doc["import_test"] = self.import_test
+        return doc
