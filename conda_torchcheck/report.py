@@ -39,8 +39,10 @@ class Report:
         conda = [
             {"name": r.name, "version": r.version, "build": r.build, "channel": r.channel}
             for r in self.env.conda_records
-            if r.name in TORCH_FAMILY_CONDA or r.name.startswith(("cuda-version", "mkl", "intel-openmp", "llvm-openmp",
-                                                                  "vc14_runtime", "vs2015_runtime", "libstdcxx"))
+            if r.name in TORCH_FAMILY_CONDA
+            or r.name.startswith(
+                ("cuda-version", "mkl", "intel-openmp", "llvm-openmp", "vc14_runtime", "vs2015_runtime", "libstdcxx")
+            )
         ]
         pip = [
             {"name": d.raw_name, "version": d.version, "installer": d.installer or "", "site": d.site_kind}

@@ -79,8 +79,13 @@ def run_checks(ctx: CheckContext, only: Sequence[str] = (), skip: Sequence[str] 
             tb = traceback.extract_tb(exc.__traceback__)
             where = f"{tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else "?"
             produced = [
-                finding("TC990", Severity.WARNING, check=check.name, error=f"{type(exc).__name__}: {exc}",
-                        evidence={"check": check.name, "error": f"{type(exc).__name__}: {exc}", "at": where})
+                finding(
+                    "TC990",
+                    Severity.WARNING,
+                    check=check.name,
+                    error=f"{type(exc).__name__}: {exc}",
+                    evidence={"check": check.name, "error": f"{type(exc).__name__}: {exc}", "at": where},
+                )
             ]
         for f in produced:
             if only and not (_matches(f.id, only) or any(p.lower() == check.name.lower() for p in only)):

@@ -20,8 +20,11 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
                 detail=problem.detail,
                 evidence={"file": problem.path, "problem": problem.detail},
                 fixes=[
-                    Fix("conda", msg("TC901.fix"),
-                        commands=(f'conda install --force-reinstall -p "{ctx.env.prefix}" <package>',)),
+                    Fix(
+                        "conda",
+                        msg("TC901.fix"),
+                        commands=(f'conda install --force-reinstall -p "{ctx.env.prefix}" <package>',),
+                    ),
                 ],
             )
         else:

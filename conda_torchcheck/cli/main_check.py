@@ -23,11 +23,15 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
         add_output_options(parser)
     else:
         add_output_options(parser, json_flag=False)
-    parser.add_argument("--only", action="append", metavar="IDS",
-                        help="only these finding ids or prefixes (TC301,TC2); repeatable")
+    parser.add_argument(
+        "--only", action="append", metavar="IDS", help="only these finding ids or prefixes (TC301,TC2); repeatable"
+    )
     parser.add_argument("--skip", action="append", metavar="IDS", help="skip these finding ids or prefixes")
-    parser.add_argument("--import-test", action="store_true",
-                        help="also run the env's own python to import torch (runs code from the env)")
+    parser.add_argument(
+        "--import-test",
+        action="store_true",
+        help="also run the env's own python to import torch (runs code from the env)",
+    )
     parser.add_argument("--no-hashes", action="store_true", help="skip verifying torch's files against RECORD")
     add_host_options(parser)
 
@@ -38,12 +42,12 @@ def build_report(args: argparse.Namespace):
     from conda_torchcheck.report import Report
 
     env, host = load_target(args)
-    options = CheckOptions(import_test=bool(getattr(args, "import_test", False)),
-                           verify_hashes=not getattr(args, "no_hashes", False))
+    options = CheckOptions(
+        import_test=bool(getattr(args, "import_test", False)), verify_hashes=not getattr(args, "no_hashes", False)
+    )
     ctx = CheckContext(env, host, options)
     findings = run_checks(ctx, split_ids(args.only), split_ids(args.skip))
-    return Report(env=env, host=host, torch=ctx.torch, findings=findings,
-                  import_test=ctx._memo.get("import_test"))
+    return Report(env=env, host=host, torch=ctx.torch, findings=findings, import_test=ctx._memo.get("import_test"))
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -52,7 +56,12 @@ def execute(args: argparse.Namespace) -> int:
 
     fmt = output_format(args)
     report = build_report(args)
-    text = render(report, fmt, lang=getattr(args, "lang", None), color=fmt == "text" and wants_color(sys.stdout),
-                  verbose=args.verbose)
+    text = render(
+        report,
+        fmt,
+        lang=getattr(args, "lang", None),
+        color=fmt == "text" and wants_color(sys.stdout),
+        verbose=args.verbose,
+    )
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 1 if report.has_errors else 0

@@ -22,8 +22,12 @@ def execute(args: argparse.Namespace) -> int:
     checks = all_checks()
     if getattr(args, "json", False):
         doc = [
-            {"name": c.name, "summary": c.summary, "platforms": list(c.platforms),
-             "ids": [{"id": i, "title": translate(f"{i}.title", args.lang)} for i in c.ids]}
+            {
+                "name": c.name,
+                "summary": c.summary,
+                "platforms": list(c.platforms),
+                "ids": [{"id": i, "title": translate(f"{i}.title", args.lang)} for i in c.ids],
+            }
             for c in checks
         ]
         json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)

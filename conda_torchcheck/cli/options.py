@@ -16,14 +16,19 @@ def add_target_options(parser: argparse.ArgumentParser, *, conda: bool = False) 
     mutex.add_argument("-n", "--name", metavar="NAME", help="a conda environment name (found without conda)")
 
 
-def add_output_options(parser: argparse.ArgumentParser, *, formats: tuple[str, ...] = ("text", "json", "markdown"),
-                       json_flag: bool = True) -> None:
+def add_output_options(
+    parser: argparse.ArgumentParser, *, formats: tuple[str, ...] = ("text", "json", "markdown"), json_flag: bool = True
+) -> None:
     group = parser.add_argument_group("output")
     if json_flag:
         group.add_argument("--json", action="store_true", default=False, help="print one JSON document on stdout")
     group.add_argument("--format", choices=formats, default=None, help="output format (default: text)")
-    group.add_argument("--lang", choices=("en", "zh_CN"), default=None,
-                       help="language of the report (default: from LC_ALL/LC_MESSAGES/LANG)")
+    group.add_argument(
+        "--lang",
+        choices=("en", "zh_CN"),
+        default=None,
+        help="language of the report (default: from LC_ALL/LC_MESSAGES/LANG)",
+    )
     group.add_argument("-v", "--verbose", action="count", default=0, help="more detail (repeatable)")
 
 
@@ -31,15 +36,28 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "host facts", "for an env examined from another machine or OS (a Windows env from Linux/WSL, a copy)"
     )
-    group.add_argument("--system-root", metavar="DIR", type=Path,
-                       help=r"a Windows directory whose System32 is searched (auto-detected under /mnt/<drive>/)")
+    group.add_argument(
+        "--system-root",
+        metavar="DIR",
+        type=Path,
+        help=r"a Windows directory whose System32 is searched (auto-detected under /mnt/<drive>/)",
+    )
     group.add_argument("--path", dest="host_path", metavar="PATH", help="the PATH the env runs with")
     group.add_argument("--ld-library-path", metavar="PATH", help="the LD_LIBRARY_PATH the env runs with")
     group.add_argument("--cwd", metavar="DIR", type=Path, help="the working directory python starts in")
-    group.add_argument("--env", dest="host_env", metavar="NAME=VALUE", action="append", default=[],
-                       help="another variable of the env's process (repeatable)")
-    group.add_argument("--ignore-environment", action="store_true",
-                       help="do not use this process's variables even when the env belongs to this machine")
+    group.add_argument(
+        "--env",
+        dest="host_env",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="another variable of the env's process (repeatable)",
+    )
+    group.add_argument(
+        "--ignore-environment",
+        action="store_true",
+        help="do not use this process's variables even when the env belongs to this machine",
+    )
 
 
 def host_overrides(args: argparse.Namespace) -> dict[str, str]:

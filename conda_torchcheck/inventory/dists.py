@@ -10,7 +10,9 @@ from conda_torchcheck.inventory.model import Distribution, Problem, SiteDir
 from conda_torchcheck.inventory.names import normalize
 
 
-def read_distributions(sites: tuple[SiteDir, ...]) -> tuple[tuple[Distribution, ...], tuple[Path, ...], tuple[Problem, ...]]:
+def read_distributions(
+    sites: tuple[SiteDir, ...],
+) -> tuple[tuple[Distribution, ...], tuple[Path, ...], tuple[Problem, ...]]:
     """Distributions in ``sys.path`` order, ``~``-prefixed leftovers, and unreadable metadata."""
     dists: list[Distribution] = []
     leftovers: list[Path] = []
@@ -90,7 +92,9 @@ def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | Non
         if kind == "egg-info" and not requires:
             req_text = _read_text(meta_dir / "requires.txt")
             if req_text:
-                requires = tuple(line.strip() for line in req_text.splitlines() if line.strip() and not line.startswith("["))
+                requires = tuple(
+                    line.strip() for line in req_text.splitlines() if line.strip() and not line.startswith("[")
+                )
         wheel = _read_text(meta_dir / "WHEEL")
         if wheel:
             tags = tuple(line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:"))

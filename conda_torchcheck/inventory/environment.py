@@ -111,7 +111,9 @@ def _python_record(records: tuple[CondaRecord, ...]) -> CondaRecord | None:
     return None
 
 
-def detect_python(prefix: Path, os_: OS, records: tuple[CondaRecord, ...], pyvenv: Mapping[str, str] | None) -> PythonInfo:
+def detect_python(
+    prefix: Path, os_: OS, records: tuple[CondaRecord, ...], pyvenv: Mapping[str, str] | None
+) -> PythonInfo:
     executable: Path | None = None
     version: str | None = None
     source = ""
@@ -172,10 +174,18 @@ def detect_python(prefix: Path, os_: OS, records: tuple[CondaRecord, ...], pyven
                     arch = header.arch
                     break
     if arch is None and rec is not None:
-        arch = {"win-64": "x86_64", "win-32": "x86", "win-arm64": "arm64", "linux-64": "x86_64",
-                "linux-aarch64": "aarch64", "osx-64": "x86_64", "osx-arm64": "arm64"}.get(rec.subdir)
-    return PythonInfo(executable=executable, version=version, arch=arch, free_threaded=free_threaded,
-                      version_source=source)
+        arch = {
+            "win-64": "x86_64",
+            "win-32": "x86",
+            "win-arm64": "arm64",
+            "linux-64": "x86_64",
+            "linux-aarch64": "aarch64",
+            "osx-64": "x86_64",
+            "osx-arm64": "arm64",
+        }.get(rec.subdir)
+    return PythonInfo(
+        executable=executable, version=version, arch=arch, free_threaded=free_threaded, version_source=source
+    )
 
 
 def _patchlevel(prefix: Path, version: str, free_threaded: bool) -> str | None:
@@ -247,8 +257,15 @@ def _same_path(a: str | Path | None, b: Path, windows: bool) -> bool:
         return sa == sb
 
 
-def _site_dirs(prefix: Path, os_: OS, python: PythonInfo, layout: Layout, pyvenv: Mapping[str, str] | None,
-               host: HostFacts, base_prefix: Path | None) -> tuple[SiteDir, ...]:
+def _site_dirs(
+    prefix: Path,
+    os_: OS,
+    python: PythonInfo,
+    layout: Layout,
+    pyvenv: Mapping[str, str] | None,
+    host: HostFacts,
+    base_prefix: Path | None,
+) -> tuple[SiteDir, ...]:
     sites: list[SiteDir] = []
     sep = ";" if os_ == "windows" else ":"
     for entry in host.path_list("PYTHONPATH", sep):
@@ -279,7 +296,7 @@ def _site_dirs(prefix: Path, os_: OS, python: PythonInfo, layout: Layout, pyvenv
         sites.append(SiteDir(path, "env", True))
     if layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() == "true":
         if base_prefix is not None:
-            base_site = (find_path(base_prefix, "Lib", "site-packages") if os_ == "windows" else None)
+            base_site = find_path(base_prefix, "Lib", "site-packages") if os_ == "windows" else None
             if os_ != "windows" and python.major_minor:
                 mm = python.major_minor
                 base_site = base_prefix / "lib" / f"python{mm[0]}.{mm[1]}" / "site-packages"
@@ -369,8 +386,9 @@ def load_environment(
     records, meta_problems = read_conda_meta(prefix)
     python = detect_python(prefix, os_, records, pyvenv)
     platform = detect_platform(os_, python, records)
-    host = make_host_facts(os_, prefix, use_live=use_live_host, overrides=host_overrides, cwd=cwd,
-                           system_root=system_root)
+    host = make_host_facts(
+        os_, prefix, use_live=use_live_host, overrides=host_overrides, cwd=cwd, system_root=system_root
+    )
     base_prefix = _base_prefix(prefix, layout, os_, pyvenv)
     is_base = _is_base(prefix, records)
     sites = _site_dirs(prefix, os_, python, layout, pyvenv, host, base_prefix)

@@ -71,8 +71,9 @@ def resolve_name(name: str, environ: Mapping[str, str] | None = None, home: Path
         for root in _conda_roots(environ, home):
             if (root / "conda-meta").is_dir():
                 return root
-        raise TargetError("cannot find the conda base environment",
-                          hint="set CONDA_ROOT, or pass the base prefix with -p")
+        raise TargetError(
+            "cannot find the conda base environment", hint="set CONDA_ROOT, or pass the base prefix with -p"
+        )
     if "/" in name or "\\" in name or name in (".", ".."):
         raise TargetError(f"'{name}' is a path, not an environment name", hint="use -p for paths")
     for directory in envs_dirs(environ, home):

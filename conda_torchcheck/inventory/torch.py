@@ -10,8 +10,17 @@ from pathlib import Path, PurePosixPath
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
 
-TORCH_FAMILY_CONDA = ("pytorch", "libtorch", "torchvision", "torchaudio", "pytorch-cuda", "cpuonly",
-                      "pytorch-mutex", "pytorch-cpu", "pytorch-gpu")
+TORCH_FAMILY_CONDA = (
+    "pytorch",
+    "libtorch",
+    "torchvision",
+    "torchaudio",
+    "pytorch-cuda",
+    "cpuonly",
+    "pytorch-mutex",
+    "pytorch-cpu",
+    "pytorch-gpu",
+)
 
 _VERSION_RE = re.compile(r"""^__version__\s*(?::\s*\w+\s*)?=\s*['"]([^'"]+)['"]""", re.M)
 _CUDA_RE = re.compile(r"""^cuda\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"])""", re.M)
@@ -159,8 +168,11 @@ def find_torch(env: Environment) -> TorchInfo:
         source = "pip"
     else:
         source = "none"
-    version = (version_py.version if version_py else None) or (dist.version if dist else None) or (
-        record.version if record else None)
+    version = (
+        (version_py.version if version_py else None)
+        or (dist.version if dist else None)
+        or (record.version if record else None)
+    )
     variant = "unknown"
     cuda = None
     if version_py is not None:
@@ -175,8 +187,11 @@ def find_torch(env: Environment) -> TorchInfo:
     else:
         local = dist.local_version if dist else None
         if local:
-            variant = "cpu" if local == "cpu" else ("cuda" if local.startswith("cu") else
-                                                   "rocm" if local.startswith("rocm") else "unknown")
+            variant = (
+                "cpu"
+                if local == "cpu"
+                else ("cuda" if local.startswith("cu") else "rocm" if local.startswith("rocm") else "unknown")
+            )
             cuda = _cuda_from_local(local)
         elif source == "conda" and record is not None:
             variant = _variant_from_build(record.build) or "unknown"

@@ -33,8 +33,11 @@ class Resolution:
     assumed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path) if self.path else None, "found_by": self.found_by.to_dict(),
-                "assumed": self.assumed}
+        return {
+            "path": str(self.path) if self.path else None,
+            "found_by": self.found_by.to_dict(),
+            "assumed": self.assumed,
+        }
 
 
 @dataclass(frozen=True)

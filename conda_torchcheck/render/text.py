@@ -17,8 +17,17 @@ WIDTH = 100
 def _wrap(text: str, indent: str) -> list[str]:
     lines: list[str] = []
     for para in text.splitlines() or [""]:
-        lines.extend(textwrap.wrap(para, WIDTH, initial_indent=indent, subsequent_indent=indent,
-                                   break_on_hyphens=False, break_long_words=False) or [indent])
+        lines.extend(
+            textwrap.wrap(
+                para,
+                WIDTH,
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+            or [indent]
+        )
     return lines
 
 
@@ -74,8 +83,17 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
     py = env.python
     out.append("  " + translate("report.python", lang, version=py.version or "?", arch=py.arch or "?"))
     if t.installed:
-        out.append("  " + translate("report.torch", lang, version=t.version or "?", variant=t.variant,
-                                    source=t.source, location=str(t.package_dir or "-")))
+        out.append(
+            "  "
+            + translate(
+                "report.torch",
+                lang,
+                version=t.version or "?",
+                variant=t.variant,
+                source=t.source,
+                location=str(t.package_dir or "-"),
+            )
+        )
     else:
         out.append("  " + translate("report.no_torch", lang))
     if report.import_test is not None:
