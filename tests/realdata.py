@@ -1,0 +1,189 @@
+"""Real wheels from PyPI (or this machine's wheel folder), downloaded once into a cache outside the repo,
+checked against pinned sha256 digests, with only the needed members extracted.
+
+Cache: ``$TORCHCHECK_TESTDATA`` or ``~/.cache/conda-torchcheck-testdata``.
+Set ``TORCHCHECK_SKIP_REALDATA=1`` to skip (not fail) tests whose wheel cannot be fetched.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CACHE = Path(os.environ.get("TORCHCHECK_TESTDATA") or os.path.expanduser("~/.cache/conda-torchcheck-testdata"))
+_REAL_HOME = os.path.expanduser("~")
+LOCAL_WHEEL_DIRS = (Path("/opt/wheels"),)
+
+
+@dataclass(frozen=True)
+class Wheel:
+    filename: str
+    sha256: str
+    spec: str  # what pip downloads: "torch==2.3.0"
+    platform: str | None = None  # pip --platform
+    python: str | None = "3.11"
+
+
+# Pins from the files themselves (see ../shared/reference/real-test-data.md for what each is good for).
+WHEELS: dict[str, Wheel] = {
+    "torch-2.3.0-win": Wheel(
+        "torch-2.3.0-cp311-cp311-win_amd64.whl",
+        "729804e97b7cf19ae9ab4181f91f5e612af07956f35c8b2c8e9d9f3596a8e877",
+        "torch==2.3.0",
+        "win_amd64",
+    ),
+    "torch-2.4.0-win": Wheel(
+        "torch-2.4.0-cp311-cp311-win_amd64.whl",
+        "97730014da4c57ffacb3c09298c6ce05400606e890bd7a05008d13dd086e46b1",
+        "torch==2.4.0",
+        "win_amd64",
+    ),
+    "torch-2.13.0-win": Wheel(
+        "torch-2.13.0-cp311-cp311-win_amd64.whl",
+        "a0d8b11f16a48d60e2015d8213aa0390744cbebb98e58b62b3514dddc656e330",
+        "torch==2.13.0",
+        "win_amd64",
+    ),
+    "torch-2.15.0-win": Wheel(
+        "torch-2.15.0-cp311-cp311-win_amd64.whl",
+        "d2c5938f593a47cf6d151a16d130a3cc3f0c105df1b905a571efc00b01e38c1f",
+        "torch==2.15.0",
+        "win_amd64",
+    ),
+    "msvc-runtime-14.34": Wheel(
+        "msvc_runtime-14.34.31931-cp311-cp311-win_amd64.whl",
+        "21a7d75e98e8197e708b1ba95bce35cdc351f304e7f1326ae9f427d43fd9a728",
+        "msvc-runtime==14.34.31931",
+        "win_amd64",
+    ),
+    "msvc-runtime-14.42": Wheel(
+        "msvc_runtime-14.42.34433-cp311-cp311-win_amd64.whl",
+        "60ab9e5ca8ef3e230ead1a3db66340628aafc25f0c10d0195ced8f5a2e24883f",
+        "msvc-runtime==14.42.34433",
+        "win_amd64",
+    ),
+    "msvc-runtime-14.44": Wheel(
+        "msvc_runtime-14.44.35112-cp311-cp311-win_amd64.whl",
+        "aba7fbe71897d25ed53fbb7f391e9f50289378a8a9ae218ba18530c663448391",
+        "msvc-runtime==14.44.35112",
+        "win_amd64",
+    ),
+    "msvc-runtime-14.51-arm64": Wheel(
+        "msvc_runtime-14.51.36231-cp313-cp313-win_arm64.whl",
+        "52f9fd6e089eac9d72607d3ac4ffebcd5f0d6f940fca83db8a9c12ca11b1c26c",
+        "msvc-runtime==14.51.36231",
+        "win_arm64",
+        "3.13",
+    ),
+    "intel-openmp-2021.4-win64": Wheel(
+        "intel_openmp-2021.4.0-py2.py3-none-win_amd64.whl",
+        "eef4c8bcc8acefd7f5cd3b9384dbf73d59e2c99fc56545712ded913f43c4a94f",
+        "intel-openmp==2021.4.0",
+        "win_amd64",
+    ),
+    "intel-openmp-2021.4-win32": Wheel(
+        "intel_openmp-2021.4.0-py2.py3-none-win32.whl",
+        "6e863d8fd3d7e8ef389d52cf97a50fe2afe1a19247e8c0d168ce021546f96fc9",
+        "intel-openmp==2021.4.0",
+        "win32",
+    ),
+    "torch-2.13.0-linux-cpu": Wheel(
+        "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",
+        "torch==2.13.0+cpu",
+        "manylinux_2_28_x86_64",
+    ),
+}
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _unavailable(reason: str):
+    if os.environ.get("TORCHCHECK_SKIP_REALDATA"):
+        pytest.skip(reason)
+    pytest.fail(reason + " (set TORCHCHECK_SKIP_REALDATA=1 to skip instead)")
+
+
+def wheel(key: str) -> Path:
+    """Path of the cached, verified wheel ``key`` (downloading it on first use)."""
+    spec = WHEELS[key]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    target = CACHE / spec.filename
+    if target.is_file() and _sha256(target) == spec.sha256:
+        return target
+    for folder in LOCAL_WHEEL_DIRS:
+        local = folder / spec.filename
+        if local.is_file() and _sha256(local) == spec.sha256:
+            return local
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            tmp,
+            "--disable-pip-version-check",
+            "-q",
+            spec.spec,
+        ]
+        if spec.platform:
+            cmd += ["--platform", spec.platform]
+        if spec.python:
+            cmd += ["--python-version", spec.python]
+        env = dict(os.environ, PIP_CONSTRAINT="/dev/null", HOME=_REAL_HOME)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        got = Path(tmp) / spec.filename
+        if proc.returncode != 0 or not got.is_file():
+            _unavailable(f"cannot download {spec.filename}: {proc.stderr.strip()[-500:]}")
+        digest = _sha256(got)
+        if digest != spec.sha256:
+            pytest.fail(f"{spec.filename}: sha256 {digest} does not match the pinned {spec.sha256}")
+        shutil.move(str(got), target)
+    return target
+
+
+def extract(key: str, patterns: tuple[str, ...]) -> Path:
+    """Extract the members of wheel ``key`` matching any glob in ``patterns``; returns the extraction root.
+
+    Extraction happens once per (wheel, patterns); the result is shared read-only by the tests.
+    """
+    digest = hashlib.sha256("\n".join(sorted(patterns)).encode()).hexdigest()[:12]
+    root = CACHE / "extracted" / f"{key}-{digest}"
+    marker = root / ".complete"
+    if marker.exists():
+        return root
+    whl = wheel(key)
+    tmp = Path(tempfile.mkdtemp(dir=CACHE, prefix="extract-"))
+    try:
+        with zipfile.ZipFile(whl) as zf:
+            for info in zf.infolist():
+                if any(fnmatch.fnmatch(info.filename, p) for p in patterns):
+                    zf.extract(info, tmp)
+        (tmp / ".complete").write_text("ok")
+        root.parent.mkdir(parents=True, exist_ok=True)
+        if root.exists():
+            shutil.rmtree(root)
+        tmp.rename(root)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return root
