@@ -1,0 +1,409 @@
+"""Read only what the Windows loader model needs from a PE file: machine, imports, exports, file version.
+
+torch_cpu.dll is 130-310 MB; a full ``pefile.PE()`` parse of it costs 13 s and 600+ MB. pefile is used here
+for the headers and the section table only (``fast_load=True``, the file is memory-mapped); the import,
+delay-import and export tables and the version resource are read directly from the mapping, touching only
+their own pages. That also avoids pefile's ``MAX_IMPORT_SYMBOLS`` (8192), which silently drops most of
+torch_python.dll's import descriptors.
+
+Every table walk is bounded by the file size, so a truncated, corrupt or hostile file yields an
+:class:`Unreadable` value quickly; no exception escapes :func:`read_pe` / :func:`read_exports`.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conda_torchcheck.binaries.headers import PE_MACHINES
+
+DIR_EXPORT = 0
+DIR_IMPORT = 1
+DIR_RESOURCE = 2
+DIR_DELAY_IMPORT = 13
+
+_IMAGE_FILE_DLL = 0x2000
+# hard caps well above anything real (torch_python.dll imports ~25k symbols, torch_cpu.dll exports ~120k)
+MAX_DESCRIPTORS = 4096
+MAX_SYMBOLS_PER_DLL = 1_000_000
+MAX_EXPORTS = 4_000_000
+MAX_NAME = 4096
+_VERSION_KEY = "VS_VERSION_INFO".encode("utf-16-le")
+_FIXED_SIGNATURE = b"\xbd\x04\xef\xfe"
+
+
+@dataclass(frozen=True)
+class ImportedSymbol:
+    """One imported function: by ``name`` (with the linker's ``hint``) or by ``ordinal``."""
+
+    name: str | None
+    ordinal: int | None = None
+    hint: int | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.name is not None else f"#{self.ordinal}"
+
+
+@dataclass(frozen=True)
+class ImportedDll:
+    name: str  # as written in the import table (case as the linker wrote it)
+    delay: bool = False
+    #: None when symbols were not asked for
+    symbols: tuple[ImportedSymbol, ...] | None = None
+
+
+@dataclass(frozen=True)
+class PEInfo:
+    path: Path
+    arch: str  # x86_64, x86, arm64, arm64ec, arm, or 0x.... for an unknown machine
+    machine: int
+    bits: int
+    is_dll: bool
+    linker_version: tuple[int, int]
+    imports: tuple[ImportedDll, ...]  # normal imports first, then delay-load imports
+    file_version: str | None
+    size: int
+
+    @property
+    def normal_imports(self) -> tuple[ImportedDll, ...]:
+        return tuple(i for i in self.imports if not i.delay)
+
+    @property
+    def delay_imports(self) -> tuple[ImportedDll, ...]:
+        return tuple(i for i in self.imports if i.delay)
+
+    def imported(self, dll: str) -> ImportedDll | None:
+        wanted = dll.lower()
+        for entry in self.imports:
+            if entry.name.lower() == wanted:
+                return entry
+        return None
+
+
+@dataclass(frozen=True)
+class Exports:
+    """The export table: names, ordinal range and forwarders (``name`` or ``#ordinal`` -> ``DLL.symbol``)."""
+
+    dll_name: str | None
+    names: frozenset[str]
+    ordinal_base: int
+    count: int  # NumberOfFunctions: ordinals base .. base+count-1 exist
+    forwarders: Mapping[str, str] = field(default_factory=dict)
+
+    def has(self, symbol: ImportedSymbol) -> bool:
+        if symbol.name is not None:
+            return symbol.name in self.names
+        if symbol.ordinal is None:
+            return False
+        return self.ordinal_base <= symbol.ordinal < self.ordinal_base + self.count
+
+    def forwarder(self, symbol: ImportedSymbol) -> str | None:
+        key = symbol.name if symbol.name is not None else f"#{symbol.ordinal}"
+        return self.forwarders.get(key)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A file that is not a readable PE image; ``reason`` is a short technical phrase for the report."""
+
+    path: Path
+    reason: str
+    format: str = "PE"
+
+
+class _Corrupt(Exception):
+    pass
+
+
+def is_pe(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"MZ"
+    except OSError:
+        return False
+
+
+class _Image:
+    """Section mapping over the memory-mapped file, with bounded readers."""
+
+    def __init__(self, pe, size: int) -> None:
+        self.pe = pe
+        self.data = pe.__data__
+        self.size = size
+        self.bits = 64 if pe.OPTIONAL_HEADER.Magic == 0x20B else 32
+        self.image_base = int(pe.OPTIONAL_HEADER.ImageBase)
+        self.headers_size = min(int(pe.OPTIONAL_HEADER.SizeOfHeaders), size)
+        self.sections: list[tuple[int, int, int, int]] = []  # (rva start, rva end, file offset, raw size)
+        for s in pe.sections:
+            va = int(s.get_VirtualAddress_adj())
+            raw = int(s.get_PointerToRawData_adj())
+            raw_size = int(s.SizeOfRawData)
+            span = max(raw_size, int(s.Misc_VirtualSize))
+            self.sections.append((va, va + span, raw, raw_size))
+
+    def check_truncated(self) -> None:
+        for _va, _end, raw, raw_size in self.sections:
+            if raw_size and raw < self.size < raw + raw_size:
+                raise _Corrupt(f"truncated: {self.size} bytes on disk, the section table needs {raw + raw_size}")
+            if raw_size and raw >= self.size:
+                raise _Corrupt(f"truncated: {self.size} bytes on disk, a section starts at byte {raw}")
+
+    def span(self, rva: int) -> tuple[int, int] | None:
+        """(file offset, bytes available in the file from there within the section) for ``rva``."""
+        for va, end, raw, raw_size in self.sections:
+            if va <= rva < end:
+                inside = rva - va
+                if inside >= raw_size:
+                    return None  # zero-filled virtual tail: nothing in the file
+                offset = raw + inside
+                return offset, min(raw_size - inside, self.size - offset)
+        if 0 <= rva < self.headers_size:
+            return rva, self.headers_size - rva
+        return None
+
+    def read(self, rva: int, length: int) -> bytes:
+        found = self.span(rva)
+        if found is None or found[1] < length:
+            raise _Corrupt(f"table at RVA 0x{rva:x} lies outside the file")
+        offset = found[0]
+        return bytes(self.data[offset : offset + length])
+
+    def cstring(self, rva: int) -> str:
+        found = self.span(rva)
+        if found is None:
+            raise _Corrupt(f"name at RVA 0x{rva:x} lies outside the file")
+        offset, available = found
+        end = self.data.find(b"\0", offset, offset + min(available, MAX_NAME))
+        if end < 0:
+            raise _Corrupt(f"unterminated name at RVA 0x{rva:x}")
+        return bytes(self.data[offset:end]).decode("latin-1")
+
+    def directory(self, index: int) -> tuple[int, int]:
+        dirs = self.pe.OPTIONAL_HEADER.DATA_DIRECTORY
+        if index >= len(dirs):
+            return 0, 0
+        entry = dirs[index]
+        return int(entry.VirtualAddress), int(entry.Size)
+
+    def thunks(self, rva: int) -> list[int]:
+        """The zero-terminated array of pointer-sized entries at ``rva``."""
+        found = self.span(rva)
+        if found is None:
+            raise _Corrupt(f"import thunks at RVA 0x{rva:x} lie outside the file")
+        offset, available = found
+        width = 8 if self.bits == 64 else 4
+        fmt = "<Q" if width == 8 else "<I"
+        out: list[int] = []
+        limit = min(available // width, MAX_SYMBOLS_PER_DLL)
+        block = 512  # read in small blocks: a descriptor rarely has more than a few hundred entries
+        for start in range(0, limit, block):
+            count = min(block, limit - start)
+            chunk = bytes(self.data[offset + start * width : offset + (start + count) * width])
+            for (value,) in struct.iter_unpack(fmt, chunk):
+                if value == 0:
+                    return out
+                out.append(value)
+        raise _Corrupt(f"import thunks at RVA 0x{rva:x} are not terminated")
+
+
+def _open(path: Path):
+    try:
+        size = os.stat(path).st_size
+    except OSError as exc:
+        raise _Corrupt(f"cannot read: {exc.strerror or exc}") from exc
+    if size < 64:
+        raise _Corrupt(f"{size} bytes: too small for a PE image")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError as exc:
+        raise _Corrupt(f"cannot read: {exc.strerror or exc}") from exc
+    if head[:2] != b"MZ":
+        raise _Corrupt("not a PE file (no MZ header)")
+    (pe_offset,) = struct.unpack_from("<I", head, 0x3C)
+    if pe_offset + 24 > size:
+        raise _Corrupt(f"truncated: the PE header would start at byte {pe_offset} of {size}")
+    import pefile  # only here: the plugin must not pay for it at import time
+
+    try:
+        pe = pefile.PE(str(path), fast_load=True)
+    except pefile.PEFormatError as exc:
+        raise _Corrupt(str(exc.value) if hasattr(exc, "value") else str(exc)) from exc
+    return pe, size
+
+
+def _symbols(img: _Image, table_rva: int, delay_va_based: bool = False) -> tuple[ImportedSymbol, ...]:
+    ordinal_flag = 1 << (img.bits - 1)
+    out = []
+    for value in img.thunks(table_rva):
+        if value & ordinal_flag:
+            out.append(ImportedSymbol(None, ordinal=value & 0xFFFF))
+            continue
+        rva = value - img.image_base if delay_va_based else value
+        if rva > 0xFFFFFFFF or rva < 0:
+            raise _Corrupt(f"import name pointer 0x{value:x} is not an RVA")
+        raw = img.read(rva, 2)
+        (hint,) = struct.unpack("<H", raw)
+        out.append(ImportedSymbol(img.cstring(rva + 2), hint=hint))
+    return tuple(out)
+
+
+def _imports(img: _Image, want_symbols: Callable[[str], bool]) -> list[ImportedDll]:
+    out: list[ImportedDll] = []
+    rva, size = img.directory(DIR_IMPORT)
+    if rva and size:
+        for i in range(MAX_DESCRIPTORS):
+            desc = img.read(rva + 20 * i, 20)
+            original_first, _stamp, _chain, name_rva, first = struct.unpack("<IIIII", desc)
+            if name_rva == 0 and first == 0 and original_first == 0:
+                break
+            if name_rva == 0:
+                break  # the loader stops at a descriptor without a name
+            name = img.cstring(name_rva)
+            symbols = None
+            if want_symbols(name):
+                symbols = _symbols(img, original_first or first)
+            out.append(ImportedDll(name, False, symbols))
+        else:
+            raise _Corrupt("import directory has no terminating entry")
+    rva, size = img.directory(DIR_DELAY_IMPORT)
+    if rva and size:
+        for i in range(MAX_DESCRIPTORS):
+            desc = img.read(rva + 32 * i, 32)
+            attrs, name_rva, _hmod, _iat, int_rva, _bound, _unload, _stamp = struct.unpack("<8I", desc)
+            if name_rva == 0:
+                break
+            va_based = not (attrs & 1)  # Visual C++ 6 style: virtual addresses instead of RVAs
+            if va_based:
+                name_rva -= img.image_base
+                int_rva -= img.image_base
+            if name_rva < 0 or name_rva > 0xFFFFFFFF:
+                raise _Corrupt("delay-import descriptor points outside the image")
+            name = img.cstring(name_rva)
+            symbols = None
+            if want_symbols(name) and int_rva > 0:
+                symbols = _symbols(img, int_rva, va_based)
+            out.append(ImportedDll(name, True, symbols))
+        else:
+            raise _Corrupt("delay-import directory has no terminating entry")
+    return out
+
+
+def _file_version(img: _Image) -> str | None:
+    rva, size = img.directory(DIR_RESOURCE)
+    if not rva or not size:
+        return None
+    found = img.span(rva)
+    if found is None:
+        return None
+    offset, available = found
+    end = offset + min(available, 64 << 20)
+    key = img.data.find(_VERSION_KEY, offset, end)
+    if key < 0:
+        return None
+    sig = img.data.find(_FIXED_SIGNATURE, key, min(end, key + 96))
+    if sig < 0 or sig + 24 > img.size:
+        return None
+    _sig, _struc, ms, ls = struct.unpack_from("<IIII", img.data, sig)
+    return f"{ms >> 16}.{ms & 0xFFFF}.{ls >> 16}.{ls & 0xFFFF}"
+
+
+def _never(_: str) -> bool:
+    return False
+
+
+def _always(_: str) -> bool:
+    return True
+
+
+def read_pe(
+    path: Path | str, *, symbols: bool | Callable[[str], bool] = False, version: bool = True
+) -> PEInfo | Unreadable:
+    """Machine, imports (normal and delay-load) and FileVersion of ``path``.
+
+    ``symbols``: also read the imported function names, for every DLL (True) or for the DLL names a
+    predicate accepts (reading torch_python.dll's ~25k names costs tens of milliseconds).
+    """
+    path = Path(path)
+    want = _always if symbols is True else (_never if symbols is False else symbols)
+    pe = None
+    try:
+        pe, size = _open(path)
+        img = _Image(pe, size)
+        img.check_truncated()
+        machine = int(pe.FILE_HEADER.Machine)
+        imports = _imports(img, want)
+        file_version = _file_version(img) if version else None
+        return PEInfo(
+            path=path,
+            arch=PE_MACHINES.get(machine, f"0x{machine:04x}"),
+            machine=machine,
+            bits=img.bits,
+            is_dll=bool(pe.FILE_HEADER.Characteristics & _IMAGE_FILE_DLL),
+            linker_version=(int(pe.OPTIONAL_HEADER.MajorLinkerVersion), int(pe.OPTIONAL_HEADER.MinorLinkerVersion)),
+            imports=tuple(imports),
+            file_version=file_version,
+            size=size,
+        )
+    except _Corrupt as exc:
+        return Unreadable(path, str(exc))
+    except (MemoryError, RecursionError):
+        return Unreadable(path, "too large or too deeply nested to read")
+    except Exception as exc:  # pefile raises many kinds of errors on hostile input; none may escape
+        return Unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
+    finally:
+        if pe is not None:
+            try:
+                pe.close()
+            except Exception:
+                pass
+
+
+def read_exports(path: Path | str) -> Exports | Unreadable:
+    """The export table of ``path`` (an empty table when it has none)."""
+    path = Path(path)
+    pe = None
+    try:
+        pe, size = _open(path)
+        img = _Image(pe, size)
+        img.check_truncated()
+        rva, dir_size = img.directory(DIR_EXPORT)
+        if not rva or not dir_size:
+            return Exports(None, frozenset(), 1, 0)
+        raw = img.read(rva, 40)
+        (_c, _t, _maj, _min, name_rva, base, n_functions, n_names, functions_rva, names_rva, ordinals_rva) = (
+            struct.unpack("<IIHHIIIIIII", raw)
+        )
+        if n_functions > MAX_EXPORTS or n_names > MAX_EXPORTS or n_names > n_functions + 1_000_000:
+            raise _Corrupt("export table counts are implausible")
+        dll_name = img.cstring(name_rva) if name_rva else None
+        name_rvas = struct.unpack(f"<{n_names}I", img.read(names_rva, 4 * n_names)) if n_names else ()
+        names = [img.cstring(r) for r in name_rvas]
+        forwarders: dict[str, str] = {}
+        if n_functions:
+            functions = struct.unpack(f"<{n_functions}I", img.read(functions_rva, 4 * n_functions))
+            forwarded = {i for i, f in enumerate(functions) if rva <= f < rva + dir_size}
+            if forwarded:
+                ordinals = struct.unpack(f"<{n_names}H", img.read(ordinals_rva, 2 * n_names)) if n_names else ()
+                named = {}
+                for name, index in zip(names, ordinals):
+                    named.setdefault(index, name)
+                for index in forwarded:
+                    target = img.cstring(functions[index])
+                    forwarders[named.get(index, f"#{base + index}")] = target
+        return Exports(dll_name, frozenset(names), base, n_functions, forwarders)
+    except _Corrupt as exc:
+        return Unreadable(path, str(exc))
+    except (MemoryError, RecursionError):
+        return Unreadable(path, "too large or too deeply nested to read")
+    except Exception as exc:
+        return Unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
+    finally:
+        if pe is not None:
+            try:
+                pe.close()
+            except Exception:
+                pass
