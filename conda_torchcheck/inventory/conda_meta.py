@@ -27,9 +27,9 @@ def read_conda_meta(prefix: Path) -> tuple[tuple[CondaRecord, ...], tuple[Proble
     try:
         entries = sorted(meta.iterdir(), key=lambda p: p.name)
     except OSError as exc:
-        return (), (Problem("unreadable", meta, str(exc)),)
+        return (), (Problem("conda-meta-unreadable", meta, exc.strerror or str(exc)),)
     for path in entries:
-        if path.suffix != ".json" or not path.is_file():
+        if path.suffix != ".json" or path.name.startswith(".") or not path.is_file():
             continue
         record, problem = read_record(path)
         if record is not None:
@@ -43,11 +43,11 @@ def read_record(path: Path) -> tuple[CondaRecord | None, Problem | None]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return None, Problem("unreadable", path, str(exc))
+        return None, Problem("conda-meta-unreadable", path, exc.strerror or str(exc))
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        return None, Problem("conda-meta-json", path, f"not UTF-8: {exc}")
+        return None, Problem("conda-meta-json", path, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})")
     except json.JSONDecodeError as exc:
         return None, Problem("conda-meta-json", path, f"invalid JSON: {exc.msg} (line {exc.lineno})")
     if not isinstance(data, dict):

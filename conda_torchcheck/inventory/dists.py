@@ -27,7 +27,10 @@ def read_distributions(
         seen_sites.add(key)
         try:
             entries = sorted(site.path.iterdir(), key=lambda p: p.name.lower())
-        except OSError:
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # the whole folder is hidden from pip and from import
+            problems.append(Problem("unreadable", site.path, exc.strerror or str(exc)))
             continue
         for entry in entries:
             name = entry.name
@@ -50,14 +53,27 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
+def _read_metadata(path: Path) -> tuple[str | None, str | None]:
+    """(text, problem): importlib.metadata reads METADATA as strict UTF-8, so bad bytes are a problem too."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, "the metadata file is missing"
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return raw.decode("utf-8", errors="replace"), f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+
+
 def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | None, Problem | None]:
     kind = "dist-info" if meta_dir.name.endswith(".dist-info") else "egg-info"
     if meta_dir.is_dir():
         metadata_file = meta_dir / ("METADATA" if kind == "dist-info" else "PKG-INFO")
-        text = _read_text(metadata_file)
     else:  # a flat .egg-info file (distutils)
         metadata_file = meta_dir
-        text = _read_text(meta_dir)
+    text, problem_detail = _read_metadata(metadata_file)
     name = version = None
     requires: tuple[str, ...] = ()
     if text:
@@ -73,7 +89,7 @@ def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | Non
             name = name or guess_name
             version = version or guess_version.split("-py")[0]
         if not name or not version:
-            return None, Problem("dist-metadata", metadata_file, "no Name/Version in the metadata")
+            return None, Problem("dist-metadata", metadata_file, problem_detail or "no Name/Version in the metadata")
     installer = None
     direct_url = None
     has_record = False
@@ -98,6 +114,7 @@ def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | Non
         wheel = _read_text(meta_dir / "WHEEL")
         if wheel:
             tags = tuple(line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:"))
+    problem = Problem("dist-metadata", metadata_file, problem_detail) if problem_detail else None
     return (
         Distribution(
             name=normalize(name),
@@ -113,7 +130,7 @@ def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | Non
             has_record=has_record,
             wheel_tags=tags,
         ),
-        None,
+        problem,
     )
 
 

@@ -39,7 +39,7 @@ _PLATFORMS = {
 }
 
 
-def detect_os(prefix: Path) -> OS:
+def detect_os(prefix: Path, records: tuple[CondaRecord, ...] | None = None) -> OS:
     """Windows envs have python.exe / Lib / Library\\bin; Unix envs have bin/python and lib/pythonX.Y."""
     if find_child(prefix, "python.exe") or find_path(prefix, "Scripts", "python.exe"):
         return "windows"
@@ -47,7 +47,8 @@ def detect_os(prefix: Path) -> OS:
         return "windows"
     if (prefix / "Lib" / "site-packages").is_dir() and not (prefix / "bin").is_dir():
         return "windows"
-    records, _ = read_conda_meta(prefix) if (prefix / "conda-meta").is_dir() else ((), ())
+    if records is None:
+        records, _ = read_conda_meta(prefix) if (prefix / "conda-meta").is_dir() else ((), ())
     for rec in records:
         if rec.subdir.startswith("win-"):
             return "windows"
@@ -319,7 +320,7 @@ def _site_dirs(
                     continue
                 target = Path(line) if os.path.isabs(line) else site.path / line
                 if target.is_dir():
-                    sites.append(SiteDir(target, "pth", True, note=name))
+                    sites.append(SiteDir(target, "pth", True, note=str(site.path / name)))
     return tuple(sites)
 
 
@@ -375,7 +376,8 @@ def load_environment(
         os.listdir(prefix)
     except OSError as exc:
         raise TargetError(f"{prefix} cannot be read: {exc.strerror or exc}") from exc
-    os_ = target_os or detect_os(prefix)
+    records, meta_problems = read_conda_meta(prefix)  # once: large envs hold tens of MB of JSON
+    os_ = target_os or detect_os(prefix, records)
     if not _looks_like_env(prefix, os_):
         raise TargetError(
             f"{prefix} is not a Python environment (no conda-meta, pyvenv.cfg or Python interpreter found)",
@@ -383,7 +385,6 @@ def load_environment(
         )
     pyvenv = read_pyvenv_cfg(prefix)
     layout = detect_layout(prefix, pyvenv)
-    records, meta_problems = read_conda_meta(prefix)
     python = detect_python(prefix, os_, records, pyvenv)
     platform = detect_platform(os_, python, records)
     host = make_host_facts(
@@ -403,8 +404,10 @@ def load_environment(
         import sys
 
         windows = os_ == "windows"
-        active = host.get("CONDA_PREFIX") or host.get("VIRTUAL_ENV") or sys.prefix
-        is_active = _same_path(active, prefix, windows)
+        # a venv activated inside an activated conda env: both are "active" (the venv's python runs, the
+        # conda env's activation variables are set); with neither set, the env this process runs in
+        activated = [v for v in (host.get("VIRTUAL_ENV"), host.get("CONDA_PREFIX")) if v]
+        is_active = any(_same_path(a, prefix, windows) for a in (activated or [sys.prefix]))
     env = Environment(
         prefix=prefix,
         os=os_,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,8 +35,15 @@ def _conda_roots(environ: Mapping[str, str], home: Path) -> list[Path]:
     if environ.get("CONDA_PREFIX") and environ.get("CONDA_SHLVL"):
         prefix = Path(environ["CONDA_PREFIX"])
         roots.append(prefix.parent.parent if prefix.parent.name == "envs" else prefix)
+    # the installation this tool itself runs from (the conda plugin runs inside base or an env of it)
+    here = Path(sys.prefix)
+    if here.parent.name == "envs" and (here.parent.parent / "conda-meta").is_dir():
+        roots.append(here.parent.parent)
+    elif (here / "conda-meta").is_dir() and ((here / "envs").is_dir() or (here / "condabin").is_dir()):
+        roots.append(here)
     for name in ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".miniconda3"):
         roots.append(home / name)
+    roots.append(home / ".local" / "share" / "mamba")
     for entry in _environments_txt(home):
         if (entry / "condabin").is_dir() or (entry / "envs").is_dir():
             roots.append(entry)
@@ -49,6 +57,50 @@ def _conda_roots(environ: Mapping[str, str], home: Path) -> list[Path]:
     return unique
 
 
+def _condarc_envs_dirs(paths: list[Path], environ: Mapping[str, str]) -> list[Path]:
+    """``envs_dirs`` from .condarc files, read with a few lines of parsing (no YAML import on this path)."""
+    out: list[Path] = []
+    for rc in paths:
+        try:
+            text = rc.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        in_list = False
+        for raw in text.splitlines():
+            line = raw.split(" #", 1)[0].rstrip()
+            if not line.strip():
+                continue
+            if line.startswith("envs_dirs:"):
+                rest = line[len("envs_dirs:") :].strip()
+                if rest.startswith("[") and rest.endswith("]"):
+                    out.extend(_rc_path(item, environ) for item in rest[1:-1].split(",") if item.strip())
+                in_list = not rest
+                continue
+            if in_list:
+                stripped = line.strip()
+                if stripped.startswith("- ") and raw[:1] in (" ", "-", "\t"):
+                    out.append(_rc_path(stripped[2:], environ))
+                    continue
+                in_list = False
+    return out
+
+
+def _rc_path(item: str, environ: Mapping[str, str]) -> Path:
+    value = item.strip().strip("'\"")
+    # conda expands $VAR and ${VAR}; unknown names stay as written
+    value = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: environ.get(m.group(1) or m.group(2), m.group(0)), value)
+    return Path(os.path.expanduser(value))
+
+
+def _condarc_files(environ: Mapping[str, str], home: Path, roots: list[Path]) -> list[Path]:
+    installed = [root for root in roots if (root / "conda-meta").is_dir()]
+    files = [installed[0] / ".condarc"] if installed else []
+    files += [home / ".config" / "conda" / ".condarc", home / ".conda" / ".condarc", home / ".condarc"]
+    if environ.get("CONDARC"):
+        files.append(Path(environ["CONDARC"]))
+    return files
+
+
 def envs_dirs(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
     """The folders conda looks in for named envs, in conda's order, without importing conda."""
     environ = os.environ if environ is None else environ
@@ -59,6 +111,7 @@ def envs_dirs(environ: Mapping[str, str] | None = None, home: Path | None = None
         if value:
             dirs.extend(Path(p) for p in value.split(os.pathsep) if p)
     roots = _conda_roots(environ, home)
+    dirs.extend(_condarc_envs_dirs(_condarc_files(environ, home, roots), environ))
     dirs.extend(root / "envs" for root in roots)
     dirs.append(home / ".conda" / "envs")
     return dirs

@@ -34,15 +34,37 @@ def canonical_channel(channel: str | None, url: str | None = None) -> str:
             parts = [p for p in rest if p and not _is_subdir(p) and p != "label"]
             return parts[0] if parts else raw
     if "://" in raw:
-        # a local or mirrored channel: keep the URL minus the subdir
+        # a mirror of a well-known channel (TUNA/USTC/Aliyun ``.../anaconda/cloud/pytorch``, Artifactory
+        # ``.../api/conda/conda-forge``) is that channel; any other URL is kept minus the subdir
         parts = raw.split("/")
         if parts and _is_subdir(parts[-1]):
             parts = parts[:-1]
-        return "/".join(parts)
+        known = _mirrored_channel(parts)
+        return known or "/".join(parts)
     parts = raw.split("/")
     if len(parts) > 1 and _is_subdir(parts[-1]):
         parts = parts[:-1]
     return "/".join(parts)
+
+
+#: channels recognised by name at the end of a mirror URL
+WELL_KNOWN_CHANNELS = ("conda-forge", "pytorch", "pytorch-nightly", "pytorch-test", "nvidia", "anaconda")
+_DEFAULTS_TAILS = ("pkgs/main", "pkgs/free", "pkgs/r", "pkgs/msys2", "pkgs/pro")
+
+
+def _mirrored_channel(parts: list[str]) -> str | None:
+    path = [p for p in parts[3:] if p]  # drop "https:", "", host
+    if "label" in path:  # .../nvidia/label/cuda-12.1.0
+        path = path[: path.index("label")]
+    if not path:
+        return None
+    tail2 = "/".join(path[-2:]).lower()
+    if tail2 in _DEFAULTS_TAILS:
+        return "defaults"
+    last = path[-1].lower()
+    if last in WELL_KNOWN_CHANNELS:
+        return last
+    return None
 
 
 _SUBDIRS = {

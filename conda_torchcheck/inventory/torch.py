@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -62,6 +61,8 @@ class TorchInfo:
     def channel(self) -> str | None:
         if self.conda_record is not None and self.source != "pip":
             return self.conda_record.channel
+        if self.source == "conda":
+            return None  # installed by conda, but its record is gone or unreadable
         return "pypi" if self.dist is not None else None
 
     def to_dict(self) -> dict[str, object]:
@@ -92,17 +93,48 @@ def read_version_py(package_dir: Path) -> VersionPy | None:
     return VersionPy(m.group(1) if m else None, grab(_CUDA_RE), grab(_HIP_RE), grab(_XPU_RE))
 
 
-@functools.lru_cache(maxsize=64)
+# keyed by id() of the records tuple (hashing records would hash every file list); the tuple is kept alive
+# in the value so an id is never reused while cached
+_OWNED_CACHE: dict[int, tuple[tuple[CondaRecord, ...], dict[str, CondaRecord]]] = {}
+
+
 def _owned_metadata_dirs(records: tuple[CondaRecord, ...]) -> dict[str, CondaRecord]:
+    """Lower-cased prefix-relative metadata folder (``lib/python3.11/site-packages/torch-2.5.1.dist-info``) →
+    the conda record whose files list names it."""
+    cached = _OWNED_CACHE.get(id(records))
+    if cached is not None and cached[0] is records:
+        return cached[1]
     owned: dict[str, CondaRecord] = {}
     for rec in records:
         for f in rec.files:
+            if ".dist-info/" not in f and ".egg-info" not in f:
+                continue
             parts = PurePosixPath(f.replace("\\", "/")).parts
             for i, part in enumerate(parts):
                 if part.endswith((".dist-info", ".egg-info")):
-                    owned["/".join(parts[: i + 1]).lower()] = rec
+                    owned.setdefault("/".join(parts[: i + 1]).lower(), rec)
                     break
+    if len(_OWNED_CACHE) > 16:
+        _OWNED_CACHE.clear()
+    _OWNED_CACHE[id(records)] = (records, owned)
     return owned
+
+
+def metadata_dirs_of(env: Environment, record: CondaRecord) -> tuple[str, ...]:
+    """The prefix-relative ``*.dist-info`` / ``*.egg-info`` paths a conda record installed (usually one)."""
+    owned = _owned_metadata_dirs(env.conda_records)
+    seen: list[str] = []
+    for f in record.files:
+        if ".dist-info/" not in f and ".egg-info" not in f:
+            continue
+        parts = PurePosixPath(f.replace("\\", "/")).parts
+        for i, part in enumerate(parts):
+            if part.endswith((".dist-info", ".egg-info")):
+                rel = "/".join(parts[: i + 1])
+                if rel not in seen and owned.get(rel.lower()) is record:
+                    seen.append(rel)
+                break
+    return tuple(seen)
 
 
 def conda_owner(env: Environment, dist: Distribution) -> CondaRecord | None:
@@ -112,6 +144,25 @@ def conda_owner(env: Environment, dist: Distribution) -> CondaRecord | None:
     except ValueError:
         return None
     return _owned_metadata_dirs(env.conda_records).get(rel.as_posix().lower())
+
+
+def variant_from_build(build: str) -> str | None:
+    """``cuda`` / ``cpu`` / ``rocm`` from a conda build string of the torch family, None when it says nothing.
+
+    pytorch channel ``py3.11_cuda12.4_cudnn9_0`` / ``py3.11_cpu_0``, torchvision ``py311_cu121``; conda-forge
+    ``cuda126_mkl_py311_h…_300`` / ``cpu_mkl_py311_h…_100`` (older ``cuda118py310h…``); defaults
+    ``gpu_cuda130_py311h…`` / ``cpu_py311h…``; pytorch-mutex ``cuda`` / ``cpu``.
+    """
+    return _variant_from_build(build)
+
+
+def cuda_from_build(build: str) -> str | None:
+    """``12.4`` from ``py3.11_cuda12.4_cudnn9_0``, ``cuda126_mkl…``, ``gpu_cuda130_…`` or ``py311_cu121``."""
+    found = _cuda_from_build(build)
+    if found is None:
+        m = re.search(r"(?:^|_)cu(\d{2})(\d)(?:_|$)", build)
+        found = f"{m.group(1)}.{m.group(2)}" if m else None
+    return found
 
 
 def _variant_from_build(build: str) -> str | None:
@@ -164,6 +215,8 @@ def find_torch(env: Environment) -> TorchInfo:
         source = "conda" if owner is not None else "pip-over-conda"
     elif record is not None:
         source = "conda"
+    elif dist is not None and (dist.installer or "").lower() == "conda":
+        source = "conda"  # conda's record is missing or unreadable (a TC901 says which)
     elif dist is not None or package_dir is not None:
         source = "pip"
     else:

@@ -1,0 +1,129 @@
+"""Fix commands written for *this* env: its prefix or name, its own python, the right channel or index URL.
+
+Commands are shell text a user pastes. Paths are double-quoted (works in bash, zsh, cmd.exe). A Windows env
+examined from WSL (``/mnt/c/...``) gets Windows paths, because that is where the commands will run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable
+
+from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
+
+PIP_INDEX = "https://download.pytorch.org/whl/{tag}"
+_WSL_DRIVE = re.compile(r"^/mnt/([a-zA-Z])(/.*)?$")
+
+
+def native_path(env: Environment, path: object) -> str:
+    """``path`` as the env's own OS writes it (``C:\\x`` for a Windows env seen as ``/mnt/c/x`` from WSL)."""
+    text = str(path)
+    if not env.is_windows:
+        return text
+    m = _WSL_DRIVE.match(text)
+    if m:
+        text = f"{m.group(1).upper()}:{m.group(2) or '/'}"
+    return text.replace("/", "\\")
+
+
+def prefix_text(env: Environment) -> str:
+    return native_path(env, env.prefix)
+
+
+def quote(text: str) -> str:
+    return f'"{text}"'
+
+
+def python_path(env: Environment) -> str:
+    """The env's own interpreter: ``<prefix>/bin/python``, ``<prefix>\\python.exe`` or ``<prefix>\\Scripts\\...``."""
+    if env.is_windows:
+        if env.python.executable is not None:
+            return native_path(env, env.python.executable)
+        sub = "Scripts\\python.exe" if env.layout == "venv" else "python.exe"
+        return f"{prefix_text(env)}\\{sub}"
+    return f"{prefix_text(env)}/bin/python"
+
+
+@functools.lru_cache(maxsize=32)
+def _known_by_name(name: str, prefix: str) -> bool:
+    """Whether ``conda -n NAME`` on this machine reaches ``prefix`` (same lookup conda does, without conda)."""
+    from conda_torchcheck.errors import TargetError
+    from conda_torchcheck.inventory.locate import resolve_name
+
+    try:
+        found = resolve_name(name)
+    except TargetError:
+        return False
+    try:
+        return os.path.samefile(found, prefix)
+    except OSError:
+        return os.path.normcase(os.path.abspath(found)) == os.path.normcase(prefix)
+
+
+def conda_target(env: Environment) -> str:
+    """``-n NAME`` when conda on this machine finds the env by that name, else ``-p "<prefix>"``."""
+    if (
+        env.name
+        and env.layout == "conda"
+        and re.fullmatch(r"[\w.+-]+", env.name)
+        and _known_by_name(env.name, str(env.prefix))
+    ):
+        return f"-n {env.name}"
+    return f"-p {quote(prefix_text(env))}"
+
+
+def spec(text: str) -> str:
+    """Quote a conda/pip spec when the shell would otherwise expand or redirect it (``*``, ``<``, ``>``)."""
+    return quote(text) if re.search(r"[*<>|=!\s]", text) and not re.fullmatch(r"[\w.-]+==?[\w.+-]+", text) else text
+
+
+def conda_install(
+    env: Environment, specs: Iterable[str], *, channel: str | None = "conda-forge", extra: Iterable[str] = ()
+) -> str:
+    parts = ["conda", "install", conda_target(env)]
+    if channel:
+        parts += ["-c", channel]
+    parts += list(extra)
+    parts += [spec(s) for s in specs]
+    return " ".join(parts)
+
+
+def exact_conda_spec(rec: CondaRecord) -> str:
+    """``conda-forge::pytorch=2.5.1=cuda126_…``: exactly the build a record describes (for a reinstall)."""
+    channel = rec.channel if rec.channel not in ("unknown", "") and "://" not in rec.channel else None
+    text = f"{rec.name}={rec.version}={rec.build}"
+    return f"{channel}::{text}" if channel else text
+
+
+def conda_remove(env: Environment, names: Iterable[str], *, force: bool = False) -> str:
+    parts = ["conda", "remove", conda_target(env)]
+    if force:
+        parts.append("--force")  # remove only these records; leave the packages that depend on them
+    return " ".join(parts + list(names))
+
+
+def conda_env_var(env: Environment, assignment: str) -> str:
+    return f"conda env config vars set {conda_target(env)} {assignment}"
+
+
+def uses_uv(dist: Distribution | None) -> bool:
+    return dist is not None and (dist.installer or "").strip().lower() == "uv"
+
+
+def pip(env: Environment, args: str, *, dist: Distribution | None = None) -> str:
+    """``"<python>" -m pip <args>`` (or ``uv pip <args> --python "<python>"`` for a uv-installed dist)."""
+    py = quote(python_path(env))
+    if uses_uv(dist):
+        return f"uv pip {args} --python {py}"
+    return f"{py} -m pip {args}"
+
+
+def pip_index_url(tag: str) -> str:
+    """``https://download.pytorch.org/whl/cu126`` for ``cu126``; ``.../whl/cpu`` for ``cpu``."""
+    return PIP_INDEX.format(tag=tag)
+
+
+def base_version(version: str | None) -> str | None:
+    return version.split("+", 1)[0] if version else None

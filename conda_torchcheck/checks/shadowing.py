@@ -1,0 +1,170 @@
+"""TC205: torch in the user site (PEP 370) that this interpreter really reads. TC206: PYTHONPATH or .pth
+entries holding torch or another environment's site-packages; a torch folder in the working directory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.checks.facts import PIP_FAMILY, conda_state_vars
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory.fs import find_child
+from conda_torchcheck.inventory.model import Environment, SiteDir
+from conda_torchcheck.messages import msg
+
+
+def torch_package_in(env: Environment, directory: Path) -> Path | None:
+    found = find_child(directory, "torch", case_insensitive=env.is_windows)
+    if found is not None and found.is_dir() and (found / "__init__.py").exists():
+        return found
+    return None
+
+
+def _family_in(env: Environment, site: SiteDir) -> list[str]:
+    out = []
+    for name in PIP_FAMILY:
+        for dist in env.dists(name):
+            if dist.site == site.path:
+                out.append(f"{dist.raw_name} {dist.version} ({dist.metadata_dir.name})")
+    return out
+
+
+def _env_has_torch(ctx: CheckContext) -> bool:
+    env = ctx.env
+    if env.record("pytorch") is not None:
+        return True
+    for site in env.site_dirs:
+        if site.kind == "env" and (
+            torch_package_in(env, site.path) or any(d.site == site.path for d in env.dists("torch"))
+        ):
+            return True
+    return False
+
+
+def _user_site(ctx: CheckContext) -> Iterator[Finding]:
+    env = ctx.env
+    for site in env.site_dirs:
+        if site.kind != "user" or not site.active:
+            continue
+        package = torch_package_in(env, site.path)
+        family = _family_in(env, site)
+        if package is None and not any(f.startswith("torch ") for f in family):
+            continue
+        shadows = _env_has_torch(ctx)
+        names = sorted({f.split(" ", 1)[0].lower() for f in family} or {"torch"})
+        fixes = [Fix("pip", msg("TC205.fix_remove"), commands=(cmd.pip(env, "uninstall -y " + " ".join(names)),))]
+        if env.layout in ("conda", "pixi"):
+            fixes.append(Fix("env", msg("TC205.fix_isolate"), commands=(cmd.conda_env_var(env, "PYTHONNOUSERSITE=1"),)))
+        yield finding(
+            "TC205",
+            Severity.WARNING,
+            variant="shadow" if shadows else "only",
+            site=str(site.path),
+            python=env.python.version or "?",
+            evidence={
+                "user site": site.path,
+                "torch package": package or "-",
+                "distributions": family or "-",
+                "env's own torch": "yes" if shadows else "no",
+                "PYTHONNOUSERSITE": ctx.host.get("PYTHONNOUSERSITE") or "not set",
+            },
+            fixes=fixes,
+        )
+
+
+def _is_site_packages_of_other_prefix(env: Environment, path: Path) -> bool:
+    if path.name.lower() not in ("site-packages", "dist-packages"):
+        return False
+    try:
+        path.relative_to(env.prefix)
+        return False
+    except ValueError:
+        return True
+
+
+def _pythonpath_fix(ctx: CheckContext, bad: list[str]) -> Fix:
+    env = ctx.env
+    sep = ";" if env.is_windows else ":"
+    rest = [p for p in ctx.host.path_list("PYTHONPATH", sep) if p not in bad]
+    if env.is_windows:
+        command = f"set PYTHONPATH={sep.join(rest)}"
+    else:
+        command = f'export PYTHONPATH="{sep.join(rest)}"' if rest else "unset PYTHONPATH"
+    commands = [command]
+    if "PYTHONPATH" in conda_state_vars(env):
+        commands.append(f"conda env config vars unset {cmd.conda_target(env)} PYTHONPATH")
+    return Fix("env", msg("TC206.fix_pythonpath"), commands=tuple(commands))
+
+
+def _looks_like_checkout(directory: Path) -> bool:
+    return (directory / "setup.py").is_file() and (directory / "torch" / "csrc").is_dir()
+
+
+def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
+    env = ctx.env
+    for site in env.site_dirs:
+        if site.kind not in ("pythonpath", "pth") or not site.active:
+            continue
+        package = torch_package_in(env, site.path)
+        family = _family_in(env, site)
+        foreign_site = _is_site_packages_of_other_prefix(env, site.path)
+        if package is None and not family and not foreign_site:
+            continue
+        evidence: dict[str, object] = {"entry": site.path}
+        if site.kind == "pth":
+            evidence[".pth file"] = site.note
+        if package is not None:
+            evidence["torch package"] = package
+            if _looks_like_checkout(site.path):
+                evidence["source checkout"] = "setup.py + torch/csrc"
+        if family:
+            evidence["distributions"] = family
+        holds_torch = package is not None or any(f.startswith("torch ") for f in family)
+        if site.kind == "pth":
+            variant = "pth"
+            pth = cmd.native_path(env, site.note)
+            fixes = [Fix("file", msg("TC206.fix_pth", pth=pth), commands=())]
+        else:
+            variant = "torch" if holds_torch else "foreign_site"
+            fixes = [_pythonpath_fix(ctx, [str(site.path)])]
+        yield finding(
+            "TC206",
+            Severity.WARNING,
+            variant=variant,
+            entry=str(site.path),
+            pth=cmd.native_path(env, site.note) if site.note else "",
+            evidence=evidence,
+            fixes=fixes,
+        )
+
+
+def _cwd(ctx: CheckContext) -> Iterator[Finding]:
+    cwd = ctx.host.cwd
+    if cwd is None or not ctx.host.live:
+        return
+    if any(s.path == cwd for s in ctx.env.site_dirs):
+        return
+    package = torch_package_in(ctx.env, cwd)
+    if package is None or package == ctx.torch.package_dir:
+        return
+    evidence: dict[str, object] = {"working directory": cwd, "torch package": package}
+    if _looks_like_checkout(cwd):
+        evidence["source checkout"] = "setup.py + torch/csrc"
+    yield finding("TC206", Severity.INFO, variant="cwd", entry=str(cwd), evidence=evidence)
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    yield from _user_site(ctx)
+    yield from _pythonpath(ctx)
+    yield from _cwd(ctx)
+
+
+CHECK = Check(
+    name="shadowing",
+    ids=("TC205", "TC206"),
+    summary="torch in the user site, in PYTHONPATH / .pth folders or in the working directory",
+    run=run,
+)
