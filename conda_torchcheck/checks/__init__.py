@@ -26,6 +26,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.shadowing",
     "conda_torchcheck.checks.base_env",
     "conda_torchcheck.checks.cpu_build",
+    "conda_torchcheck.checks.import_test",
 )
 
 

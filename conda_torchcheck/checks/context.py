@@ -38,6 +38,14 @@ class CheckContext:
             self._memo[key] = factory()
         return self._memo[key]
 
+    @property
+    def import_test(self) -> dict[str, Any] | None:
+        """The opt-in import test's result as a plain dict for the report (None when it did not run)."""
+        result = self._memo.get("import_test")
+        if result is None:
+            return None
+        return result.to_dict() if hasattr(result, "to_dict") else result
+
     @functools.cached_property
     def torch(self) -> TorchInfo:
         return find_torch(self.env)

@@ -32,6 +32,13 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
         action="store_true",
         help="also run the env's own python to import torch (runs code from the env)",
     )
+    parser.add_argument(
+        "--import-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds to wait for the import test (default 60)",
+    )
     parser.add_argument("--no-hashes", action="store_true", help="skip verifying torch's files against RECORD")
     add_host_options(parser)
 
@@ -43,11 +50,13 @@ def build_report(args: argparse.Namespace):
 
     env, host = load_target(args)
     options = CheckOptions(
-        import_test=bool(getattr(args, "import_test", False)), verify_hashes=not getattr(args, "no_hashes", False)
+        import_test=bool(getattr(args, "import_test", False)),
+        import_timeout=float(getattr(args, "import_timeout", 60.0) or 60.0),
+        verify_hashes=not getattr(args, "no_hashes", False),
     )
     ctx = CheckContext(env, host, options)
     findings = run_checks(ctx, split_ids(args.only), split_ids(args.skip))
-    return Report(env=env, host=host, torch=ctx.torch, findings=findings, import_test=ctx._memo.get("import_test"))
+    return Report(env=env, host=host, torch=ctx.torch, findings=findings, import_test=ctx.import_test)
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -1,0 +1,126 @@
+"""``explain``: read a pasted error, say what it means, list its likely causes, and confirm one on an env.
+
+    from conda_torchcheck.explain import explain
+    result = explain(text)              # ranked causes with how to tell them apart
+    result = explain(text, ctx=ctx)     # + the checks that confirm or rule out each cause on that env
+
+The knowledge is data: ``error_patterns.toml`` (regexes, extracted fields, causes in order, confirming
+finding ids) and the message catalog ``messages/tc7_explain.toml`` (the words, English and Chinese).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from conda_torchcheck.explain.diagnose import Diagnosis, diagnose
+from conda_torchcheck.explain.recognise import Match, normalize_text, recognise
+from conda_torchcheck.findings import Finding, Severity
+from conda_torchcheck.messages import Text
+
+if TYPE_CHECKING:
+    from conda_torchcheck.checks.context import CheckContext
+    from conda_torchcheck.inventory.model import Environment, HostFacts
+    from conda_torchcheck.inventory.torch import TorchInfo
+
+__all__ = ["Diagnosis", "Explanation", "Match", "explain", "normalize_text", "recognise"]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Explanation:
+    """What ``explain`` found: one diagnosis per recognised error, and the env it was checked against."""
+
+    diagnoses: list[Diagnosis]
+    #: where the text came from: argument, stdin, file, import-test
+    source: str = "argument"
+    env: Environment | None = None
+    host: HostFacts | None = None
+    torch: TorchInfo | None = None
+    #: why that env was checked: prefix (-p), name (-n), active (CONDA_PREFIX/VIRTUAL_ENV), from-error
+    target_reason: str | None = None
+    #: finding ids/prefixes whose checks ran
+    checks_run: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    import_test: dict[str, Any] | None = None
+    notes: list[Text] = field(default_factory=list)
+    #: characters of text read (0 when only the import test supplied text)
+    text_length: int = 0
+
+    @property
+    def recognised(self) -> bool:
+        return bool(self.diagnoses)
+
+    @property
+    def confirmed(self) -> bool:
+        return any(d.root_cause is not None for d in self.diagnoses)
+
+    @property
+    def other_findings(self) -> list[Finding]:
+        """Problems the checks found that confirm none of the causes (still worth knowing)."""
+        used = {id(f) for d in self.diagnoses for c in d.causes for f in c.confirmed_by}
+        return [f for f in self.findings if id(f) not in used and f.severity is not Severity.INFO]
+
+    @property
+    def has_errors(self) -> bool:
+        if self.confirmed:
+            return True
+        if self.import_test and self.import_test.get("outcome") in ("failed", "crashed", "timeout"):
+            return True
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        from conda_torchcheck import __version__
+
+        doc: dict[str, Any] = {
+            "schema": SCHEMA_VERSION,
+            "tool": {"name": "conda-torchcheck", "version": __version__},
+            "kind": "explain",
+            "source": self.source,
+            "recognised": [d.to_dict(lang) for d in self.diagnoses],
+            "target": None,
+            "checks_run": list(self.checks_run),
+            "findings": [f.to_dict(lang) for f in self.findings],
+            "notes": [n.render(lang) for n in self.notes],
+        }
+        if self.env is not None:
+            env = self.env
+            doc["target"] = {
+                "prefix": str(env.prefix),
+                "name": env.name,
+                "os": env.os,
+                "platform": env.platform,
+                "layout": env.layout,
+                "reason": self.target_reason,
+                "python": {"version": env.python.version, "arch": env.python.arch},
+            }
+            if self.torch is not None:
+                doc["torch"] = self.torch.to_dict()
+        if self.import_test is not None:
+            doc["import_test"] = self.import_test
+        return doc
+
+
+def explain(
+    text: str,
+    ctx: CheckContext | None = None,
+    *,
+    source: str = "argument",
+    target_reason: str | None = None,
+    findings: list[Finding] | None = None,
+) -> Explanation:
+    """Recognise the errors in ``text`` and diagnose them (against ``ctx``'s env when given)."""
+    matches = recognise(text)
+    diagnoses, ran_findings, wanted = diagnose(matches, ctx, findings=findings)
+    result = Explanation(
+        diagnoses=diagnoses,
+        source=source,
+        target_reason=target_reason if ctx is not None else None,
+        checks_run=wanted,
+        findings=ran_findings,
+        text_length=len(text),
+    )
+    if ctx is not None:
+        result.env, result.host, result.torch = ctx.env, ctx.host, ctx.torch
+    return result

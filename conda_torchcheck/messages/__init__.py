@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import string
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -83,46 +84,100 @@ def translate(key: str, lang: str | None = None, /, **params: Any) -> str:
     if entry is None:
         return key if not params else f"{key} {params}"
     template = entry.get(lang) or entry[DEFAULT_LANGUAGE]
+    # a parameter that is itself a message (a recognised error's title inside a finding) follows the language
+    rendered = {k: v.render(lang) if isinstance(v, Text) else v for k, v in params.items()}
     try:
-        return template.format_map(_Lenient(params))
+        return template.format_map(_Lenient(rendered))
     except (ValueError, IndexError, AttributeError):
         return template
 
 
 _language_override: str | None = None
 
+#: the tool's own override, for people whose system locale is not the language they want to read
+LANGUAGE_VARIABLE = "CONDA_TORCHCHECK_LANG"
+
 
 def set_language(lang: str | None) -> None:
+    """Fix the language for this process (``--lang``); ``None`` returns to detection."""
     global _language_override
     _language_override = normalize_language(lang) if lang else None
 
 
-def normalize_language(value: str | None) -> str:
-    """Map a locale name (zh_CN.UTF-8, zh-Hans, zh, en_US) onto a supported catalog language."""
+def supported_language(value: str | None) -> str | None:
+    """The catalog language for a locale name (zh_CN.UTF-8, zh-Hans, zh_TW, en_US, C), or None if unsupported.
+
+    Every Chinese locale maps to Simplified Chinese: for zh_TW/zh_HK readers it is far closer than English.
+    ``C`` and ``POSIX`` mean English.
+    """
     if not value:
-        return DEFAULT_LANGUAGE
-    v = value.replace("-", "_").split(".")[0].split("@")[0].lower()
-    if v.startswith("zh"):
+        return None
+    v = value.strip().replace("-", "_").split(".")[0].split("@")[0].lower()
+    if not v:
+        return None
+    if v in ("c", "posix") or v == "en" or v.startswith("en_"):
+        return "en"
+    if v == "zh" or v.startswith("zh_"):
         return "zh_CN"
-    return DEFAULT_LANGUAGE
+    return None
 
 
-def detect_language(environ: dict[str, str] | None = None) -> str:
-    """The language from LC_ALL / LC_MESSAGES / LANG (first set wins, as gettext does), else Windows UI."""
+def normalize_language(value: str | None) -> str:
+    """Map a locale name (zh_CN.UTF-8, zh-Hans, zh, en_US) onto a supported catalog language (default English)."""
+    return supported_language(value) or DEFAULT_LANGUAGE
+
+
+# Windows LANGID primary language of Chinese (zh-CN 0x0804, zh-TW 0x0404, zh-HK 0x0C04, zh-SG 0x1004 ...)
+_LANG_CHINESE = 0x04
+
+
+def _windows_ui_language_id() -> int | None:  # pragma: no cover - Windows only
+    try:
+        import ctypes
+
+        return int(ctypes.windll.kernel32.GetUserDefaultUILanguage())  # type: ignore[attr-defined]
+    except Exception:
+        return None
+
+
+def language_from_windows_langid(lang_id: int | None) -> str | None:
+    if lang_id is None:
+        return None
+    return "zh_CN" if lang_id & 0x3FF == _LANG_CHINESE else DEFAULT_LANGUAGE
+
+
+def detect_language(
+    environ: Mapping[str, str] | None = None,
+    *,
+    windows_ui: Callable[[], int | None] | None = None,
+    is_windows: bool | None = None,
+) -> str:
+    """The reader's language, without ``--lang``:
+
+    1. ``CONDA_TORCHCHECK_LANG`` (the tool's own setting);
+    2. the POSIX locale as gettext reads it: the first set of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` decides the
+       locale; when that locale is not ``C``/``POSIX``, GNU ``LANGUAGE`` (a ``:``-separated priority list) is
+       consulted first and its first supported entry wins;
+    3. on Windows, when none of those is set, the user's UI language (``GetUserDefaultUILanguage``);
+    4. English.
+    """
     env = os.environ if environ is None else environ
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(var)
-        if value:
-            return normalize_language(value)
-    if os.name == "nt":  # pragma: no cover - Windows only
-        try:
-            import ctypes
-
-            lang_id = ctypes.windll.kernel32.GetUserDefaultUILanguage()
-            if lang_id & 0x3FF == 0x04:  # LANG_CHINESE
-                return "zh_CN"
-        except Exception:
-            pass
+    own = supported_language(env.get(LANGUAGE_VARIABLE))
+    if own:
+        return own
+    locale_name = next((env[var] for var in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(var)), None)
+    if locale_name is not None:
+        is_c = supported_language(locale_name) == "en" and locale_name.split(".")[0].upper() in ("C", "POSIX")
+        if not is_c:
+            for entry in (env.get("LANGUAGE") or "").split(":"):
+                found = supported_language(entry)
+                if found:
+                    return found
+        return normalize_language(locale_name)
+    if is_windows if is_windows is not None else os.name == "nt":
+        found = language_from_windows_langid((windows_ui or _windows_ui_language_id)())
+        if found:
+            return found
     return DEFAULT_LANGUAGE
 
 

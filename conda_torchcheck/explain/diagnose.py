@@ -1,0 +1,415 @@
+"""From recognised errors to causes: rank them, rule out what the env cannot have, confirm with the checks."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from conda_torchcheck.explain.patterns import Cause, CauseRef, PatternTable, table
+from conda_torchcheck.explain.recognise import Match
+from conda_torchcheck.findings import Finding, Severity
+from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.messages import Text, msg
+
+if TYPE_CHECKING:
+    from conda_torchcheck.checks.context import CheckContext
+    from conda_torchcheck.inventory.model import Environment
+    from conda_torchcheck.inventory.torch import TorchInfo
+
+# statuses of a cause
+POSSIBLE = "possible"  # no env was checked
+CONFIRMED = "confirmed"  # a finding on the env proves it
+RULED_OUT = "ruled-out"  # the env cannot have it (wrong OS, torch version, source ...)
+NOT_FOUND = "not-found"  # the checks that would show it found nothing
+UNVERIFIABLE = "unverifiable"  # files cannot show it (a running process decides)
+
+#: finding prefixes never used to confirm a cause (the import test itself feeds explain)
+NEVER_CONFIRMING = ("TC7",)
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class RankedCause:
+    cause: Cause
+    rank: int
+    status: str = POSSIBLE
+    #: the error names something this cause is specifically about (the DLL, the symbol ...)
+    specific: bool = False
+    confirmed_by: tuple[Finding, ...] = ()
+    ruled_out: Text | None = None
+    commands: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.cause.id
+
+    @property
+    def title(self) -> Text:
+        return msg(f"explain.cause.{self.cause.id}.title", **self._params)
+
+    @property
+    def tell(self) -> Text:
+        return msg(f"explain.cause.{self.cause.id}.tell", **self._params)
+
+    @property
+    def fix(self) -> Text:
+        return msg(f"explain.cause.{self.cause.id}.fix", **self._params)
+
+    # the parameters of the match, set by diagnose() (kept out of equality)
+    _params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        return {
+            "id": self.cause.id,
+            "rank": self.rank,
+            "status": self.status,
+            "specific": self.specific,
+            "title": self.title.render(lang),
+            "how_to_tell": self.tell.render(lang),
+            "fix": self.fix.render(lang),
+            "commands": list(self.commands),
+            "confirmed_by": [f.id for f in self.confirmed_by],
+            "ruled_out_because": self.ruled_out.render(lang) if self.ruled_out else None,
+            "checked_by": list(self.cause.confirm),
+            "sources": list(self.cause.sources),
+        }
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    match: Match
+    causes: tuple[RankedCause, ...]
+    #: notes about the relation between the error and the checked env (other OS, other prefix ...)
+    notes: tuple[Text, ...] = ()
+    env_checked: bool = False
+
+    @property
+    def params(self) -> dict[str, str]:
+        return pattern_params(self.match)
+
+    @property
+    def title(self) -> Text:
+        return msg(f"explain.pattern.{self.match.pattern_id}.title", **self.params)
+
+    @property
+    def explanation(self) -> Text:
+        return msg(f"explain.pattern.{self.match.pattern_id}.explanation", **self.params)
+
+    @property
+    def root_cause(self) -> RankedCause | None:
+        return next((c for c in self.causes if c.status == CONFIRMED), None)
+
+    @property
+    def verdict(self) -> Text:
+        root = self.root_cause
+        if root is not None:
+            return msg("explain.verdict.root_cause", cause=root.title, finding=root.confirmed_by[0].id)
+        if self.env_checked:
+            return msg("explain.verdict.not_reproduced")
+        return msg("explain.verdict.ranked")
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        root = self.root_cause
+        return {
+            **self.match.to_dict(),
+            "title": self.title.render(lang),
+            "explanation": self.explanation.render(lang),
+            "verdict": self.verdict.render(lang),
+            "root_cause": root.id if root else None,
+            "causes": [c.to_dict(lang) for c in self.causes],
+            "notes": [n.render(lang) for n in self.notes],
+        }
+
+
+def pattern_params(match: Match) -> dict[str, str]:
+    """The match's fields with a readable stand-in for each field a message may use but the text did not name."""
+    params = {k: msg("explain.unnamed") for k in _MESSAGE_FIELDS}
+    params.update(match.fields)
+    return params  # type: ignore[return-value]
+
+
+# every field a pattern can extract (the message templates may use any of them)
+_MESSAGE_FIELDS = (
+    "dll",
+    "dll_path",
+    "module",
+    "package",
+    "reason",
+    "runtime",
+    "other",
+    "library",
+    "library_path",
+    "symbol",
+    "symbol_version",
+    "version",
+    "required_by",
+    "found",
+    "found_cuda",
+    "sm",
+    "supported",
+    "op",
+    "requirement",
+    "leftover",
+    "site_path",
+    "needed_gcc",
+)
+
+
+# --- ranking -----------------------------------------------------------------------------------------------
+
+
+def _entry_state(ref: CauseRef, fields: dict[str, str]) -> str:
+    """``applies`` (every condition's field is named and matches), ``contradicted`` (a named field does not
+    match) or ``unknown`` (a condition's field is not named in the text)."""
+    state = "applies"
+    for key, regex in ref.when.items():
+        value = fields.get(key)
+        # an elided path ("D:\...\torch\lib\shm.dll") says nothing about where torch is installed
+        if value is None or (key.endswith("_path") and ("..." in value or "…" in value)):
+            state = "unknown"
+        elif not regex.search(fields[key]):
+            return "contradicted"
+    return state
+
+
+def rank_causes(match: Match, seen_patterns: Iterable[str] = (), tbl: PatternTable | None = None) -> list[RankedCause]:
+    """The pattern's causes in order.
+
+    Entries are read in table order. A conditional entry (``when``) counts only when the text names every field
+    it tests and they match; when the text names a field that does not match, the cause is contradicted and
+    later entries for it are skipped too (fbgemm.dll's libomp140 cause is not offered for shm.dll). Unconditional
+    entries always count. A cause whose ``hints`` pattern was also seen in the text moves to the front.
+    """
+    tbl = tbl or table()
+    pattern = tbl.pattern(match.pattern_id)
+    seen = set(seen_patterns)
+    contradicted: set[str] = set()
+    hinted: list[tuple[str, bool]] = []
+    ordered: list[tuple[str, bool]] = []
+    for ref in pattern.causes:
+        if ref.cause in contradicted or any(cid == ref.cause for cid, _ in hinted + ordered):
+            continue
+        if ref.when:
+            state = _entry_state(ref, match.fields)
+            if state == "contradicted":
+                contradicted.add(ref.cause)
+                continue
+            if state == "unknown":
+                continue
+        item = (ref.cause, bool(ref.when))
+        (hinted if set(ref.hints) & seen else ordered).append(item)
+    return [
+        RankedCause(cause=tbl.causes[cid], rank=i, specific=specific or cid in {h for h, _ in hinted})
+        for i, (cid, specific) in enumerate(hinted + ordered, 1)
+    ]
+
+
+# --- env facts -----------------------------------------------------------------------------------------------
+
+
+def _spec_holds(spec: str, version: str | None) -> bool | None:
+    v = parse_version(version.split("+", 1)[0] if version else None)
+    if v is None:
+        return None
+    try:
+        return SpecifierSet(spec).contains(v, prereleases=True)
+    except InvalidSpecifier:
+        return None
+
+
+def ruled_out_reason(cause: Cause, env: Environment, torch: TorchInfo | None) -> Text | None:
+    """Why ``cause`` cannot be what happened in ``env``, or None when it can."""
+    a = cause.applies
+    if a.os and env.os not in a.os:
+        return msg("explain.ruled_out.os", expected=", ".join(a.os), actual=env.os)
+    if torch is None or not torch.installed:
+        return None
+    if a.source and torch.source not in a.source:
+        return msg("explain.ruled_out.source", expected=", ".join(a.source), actual=torch.source)
+    if a.variant and torch.variant not in ("unknown", *a.variant):
+        return msg("explain.ruled_out.variant", expected=", ".join(a.variant), actual=torch.variant)
+    if a.torch and _spec_holds(a.torch, torch.version) is False:
+        return msg("explain.ruled_out.torch", spec=a.torch, actual=torch.version or "?")
+    if a.cuda and torch.cuda_version and _spec_holds(a.cuda, torch.cuda_version) is False:
+        return msg("explain.ruled_out.cuda", spec=a.cuda, actual=torch.cuda_version)
+    if a.python and _spec_holds(a.python, env.python.version) is False:
+        return msg("explain.ruled_out.python", spec=a.python, actual=env.python.version or "?")
+    return None
+
+
+def _commands(cause: Cause, fields: dict[str, str], prefix: str | None) -> tuple[str, ...]:
+    values = {**fields, "prefix": prefix or "<prefix>"}
+    out = []
+    for template in cause.commands:
+        if all(name in values for name in _PLACEHOLDER.findall(template)):
+            out.append(_PLACEHOLDER.sub(lambda m: values[m.group(1)], template))
+    return tuple(out)
+
+
+# --- confirmation ------------------------------------------------------------------------------------------
+
+
+def _matches_prefix(finding_id: str, prefixes: Sequence[str]) -> bool:
+    return any(finding_id.upper().startswith(p.upper()) for p in prefixes)
+
+
+def finding_text(f: Finding) -> str:
+    """Everything a finding says, in English, lower-case: what ``mentions`` are searched in."""
+    parts = [f.id, f.title.render("en"), f.explanation.render("en")]
+    try:
+        parts.append(json.dumps(f.to_dict("en")["evidence"], ensure_ascii=False))
+    except (TypeError, ValueError):
+        parts.append(str(f.evidence))
+    parts.extend(fix.summary.render("en") + " " + " ".join(fix.commands) for fix in f.fixes)
+    return "\n".join(parts).lower()
+
+
+def confirming_findings(cause: Cause, fields: dict[str, str], findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    if not cause.confirm:
+        return ()
+    mentions = []
+    for m in cause.mentions:
+        names = _PLACEHOLDER.findall(m)
+        if all(n in fields for n in names):
+            mentions.append(_PLACEHOLDER.sub(lambda g: fields[g.group(1)], m).lower())
+    wanted_mentions = bool(cause.mentions)
+    out = []
+    for f in findings:
+        if f.severity is Severity.INFO or _matches_prefix(f.id, NEVER_CONFIRMING):
+            continue
+        if not _matches_prefix(f.id, cause.confirm):
+            continue
+        if wanted_mentions:
+            if not mentions:
+                continue
+            text = finding_text(f)
+            if not any(m in text for m in mentions):
+                continue
+        out.append(f)
+    return tuple(out)
+
+
+# --- the whole diagnosis -------------------------------------------------------------------------------------
+
+_WIN_SITE = re.compile(r"^(?P<prefix>.*?)[\\/]+Lib[\\/]+site-packages(?:[\\/]|$)", re.IGNORECASE)
+_POSIX_SITE = re.compile(r"^(?P<prefix>/.*?)/lib(?:64)?/python\d\.\d+t?/site-packages(?:/|$)")
+_POSIX_BINLIB = re.compile(r"^(?P<prefix>/.*?)/bin/\.\./lib/")
+
+
+def prefix_named_by(match: Match) -> str | None:
+    """The env prefix a path in the error points into (…\\Lib\\site-packages, …/lib/python3.X/site-packages)."""
+    for key, value in match.fields.items():
+        if not key.endswith("_path"):
+            continue
+        for regex in (_WIN_SITE, _POSIX_SITE, _POSIX_BINLIB):
+            m = regex.match(value.replace("\\\\", "\\"))
+            if m and m.group("prefix"):
+                return m.group("prefix")
+    return None
+
+
+def same_place(a: str, b: str) -> bool:
+    """Case- and separator-insensitive path equality; ``/mnt/c/x`` (WSL) equals ``C:\\x``."""
+
+    def norm(p: str) -> str:
+        p = p.replace("\\\\", "\\").replace("\\", "/").rstrip("/").lower()
+        m = re.match(r"^/mnt/([a-z])(/|$)", p)
+        if m:
+            p = f"{m.group(1)}:/" + p[m.end() :]
+        return p.rstrip("/")
+
+    return norm(a) == norm(b)
+
+
+def diagnose(
+    matches: Sequence[Match],
+    ctx: CheckContext | None = None,
+    *,
+    findings: Sequence[Finding] | None = None,
+    tbl: PatternTable | None = None,
+) -> tuple[list[Diagnosis], list[Finding], list[str]]:
+    """Rank the causes of every match; with ``ctx``, run the checks that can confirm them.
+
+    Returns (diagnoses, the findings of the checks that ran, the finding prefixes requested).
+    ``findings`` skips running the checks (they were run already, e.g. by ``check --import-test``).
+    """
+    tbl = tbl or table()
+    if ctx is None:
+        return without_env(matches, tbl), [], []
+    seen = [m.pattern_id for m in matches]
+    ranked = [rank_causes(m, seen, tbl) for m in matches]
+
+    env, torch = ctx.env, ctx.torch
+    wanted: list[str] = []
+    for causes in ranked:
+        for rc in causes:
+            if ruled_out_reason(rc.cause, env, torch) is None:
+                for prefix in rc.cause.confirm:
+                    if prefix not in wanted:
+                        wanted.append(prefix)
+    if findings is None:
+        from conda_torchcheck.checks import run_checks
+
+        findings = run_checks(ctx, only=wanted, skip=list(NEVER_CONFIRMING)) if wanted else []
+    diagnoses = []
+    for match, causes in zip(matches, ranked):
+        pattern = tbl.pattern(match.pattern_id)
+        out = []
+        for rc in causes:
+            params = pattern_params(match)
+            commands = _commands(rc.cause, match.fields, str(env.prefix))
+            reason = ruled_out_reason(rc.cause, env, torch)
+            if reason is not None:
+                status, confirmed = RULED_OUT, ()
+            elif not rc.cause.checkable:
+                status, confirmed = UNVERIFIABLE, ()
+            else:
+                confirmed = confirming_findings(rc.cause, match.fields, findings)
+                status = CONFIRMED if confirmed else NOT_FOUND
+            out.append(
+                RankedCause(
+                    cause=rc.cause,
+                    rank=rc.rank,
+                    status=status,
+                    specific=rc.specific,
+                    confirmed_by=confirmed,
+                    ruled_out=reason,
+                    commands=commands,
+                    _params=params,
+                )
+            )
+        notes = []
+        if pattern.platform in ("windows", "linux") and env.os != pattern.platform:
+            notes.append(msg("explain.note.other_os", error_os=pattern.platform, env_os=env.os))
+        named = prefix_named_by(match)
+        if named and not same_place(named, str(env.prefix)):
+            notes.append(msg("explain.note.other_prefix", named=named, checked=str(env.prefix)))
+        if not torch.installed and match.pattern_id not in ("no-matching-distribution", "invalid-distribution"):
+            notes.append(msg("explain.note.no_torch", prefix=str(env.prefix)))
+        diagnoses.append(Diagnosis(match, tuple(out), tuple(notes), env_checked=True))
+    return diagnoses, list(findings), wanted
+
+
+def without_env(matches: Sequence[Match], tbl: PatternTable | None = None) -> list[Diagnosis]:
+    tbl = tbl or table()
+    seen = [m.pattern_id for m in matches]
+    out = []
+    for m in matches:
+        params = pattern_params(m)
+        causes = tuple(
+            RankedCause(
+                cause=rc.cause,
+                rank=rc.rank,
+                specific=rc.specific,
+                commands=_commands(rc.cause, m.fields, None),
+                _params=params,
+            )
+            for rc in rank_causes(m, seen, tbl)
+        )
+        out.append(Diagnosis(m, causes))
+    return out

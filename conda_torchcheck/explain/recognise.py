@@ -1,0 +1,175 @@
+"""Find the known errors in a pasted text: a traceback, a log, a whole bug-report thread."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+from conda_torchcheck.explain.patterns import Pattern, PatternTable, table
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# GitHub/e-mail quote markers and the frame characters of rich/pretty tracebacks at the start of a line
+_LINE_PREFIX = re.compile(r"^(?:[ \t]*>[ \t]?)+|^[ \t]*[│┃║|][ \t]?", re.MULTILINE)
+_LINE_SUFFIX = re.compile(r"[ \t]*[│┃║][ \t]*$", re.MULTILINE)
+_TRACEBACK_START = re.compile(r"Traceback \(most recent call last\)")
+# the line of a previous exception ("ImportError: ..."): frames before it belong to another error
+_EXCEPTION_LINE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*(?:Error|Exception|Warning)\b[^\n]*:", re.MULTILINE)
+
+CONTEXT_AFTER = 1500  # characters searched after an anchor for the DLL name etc. (one traceback message)
+CONTEXT_BEFORE = 6000  # characters searched back for the failing frame
+
+
+@dataclass(frozen=True)
+class Match:
+    """One recognised error: which pattern, what it names, where in the text."""
+
+    pattern_id: str
+    fields: dict[str, str] = field(hash=False)
+    excerpt: str = ""
+    start: int = 0
+    end: int = 0
+    #: how many times the same error (same fields) appears in the text
+    count: int = 1
+
+    def to_dict(self) -> dict[str, object]:
+        return {"pattern": self.pattern_id, "fields": dict(self.fields), "excerpt": self.excerpt, "count": self.count}
+
+
+def normalize_text(text: str) -> str:
+    """Undo what pasting does to an error: CRLF, colour codes, HTML entities, quote markers, box frames."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    text = _ANSI.sub("", text)
+    if "&" in text:
+        text = html.unescape(text)
+    text = _LINE_PREFIX.sub("", text)
+    return _LINE_SUFFIX.sub("", text)
+
+
+def _base_name(path: str) -> str:
+    return re.split(r"[\\/]+", path.strip().strip("'\"`"))[-1].strip("'\"`")
+
+
+def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
+    out = {k: v.strip().rstrip(".,;") if k != "reason" else v.strip() for k, v in fields.items() if v}
+    for key in list(out):
+        if key.endswith("_path"):
+            out[key] = out[key].strip().strip("'\"`").rstrip("\\")
+            out.setdefault(key[: -len("_path")], _base_name(out[key]))
+    found = out.get("found")
+    if found and found.isdigit() and len(found) >= 4:
+        # the driver's CUDA API version as torch prints it: 1000 * major + 10 * minor (11040 = CUDA 11.4)
+        value = int(found)
+        out["found_cuda"] = f"{value // 1000}.{(value % 1000) // 10}"
+    version = out.get("version", "")
+    if version.upper().startswith("GLIBCXX_"):
+        gcc = tbl.glibcxx_gcc.get(version.split("_", 1)[1])
+        if gcc:
+            out["needed_gcc"] = str(gcc)
+    return out
+
+
+def _excerpt(text: str, start: int, end: int, limit: int = 300) -> str:
+    """The line(s) holding the error, cut around it when the paste has no line breaks."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if line_end == -1:
+        line_end = len(text)
+    if line_end - line_start <= limit:
+        return text[line_start:line_end].strip()
+    begin = max(line_start, start - 60)
+    stop = min(line_end, max(end, begin + limit))
+    return ("…" if begin > line_start else "") + text[begin:stop].strip() + ("…" if stop < line_end else "")
+
+
+def _context(text: str, pattern: Pattern, start: int, next_start: int) -> tuple[dict[str, str], int]:
+    fields: dict[str, str] = {}
+    end = start
+    window_end = min(len(text), start + CONTEXT_AFTER, next_start)
+    window = text[start:window_end]
+    for regex in pattern.context:
+        m = regex.search(window)
+        if m:
+            for key, value in m.groupdict().items():
+                if value and key not in fields:
+                    fields[key] = value
+            end = max(end, start + m.end())
+    if pattern.context_before:
+        begin = max(0, start - CONTEXT_BEFORE)
+        tb = list(_TRACEBACK_START.finditer(text, begin, start))
+        if tb:
+            begin = tb[-1].start()
+        line_start = text.rfind("\n", 0, start) + 1
+        previous = list(_EXCEPTION_LINE.finditer(text, begin, line_start))
+        if previous:
+            begin = text.find("\n", previous[-1].end(), line_start) + 1 or line_start
+        before = text[begin:start]
+        for regex in pattern.context_before:
+            hits = list(regex.finditer(before))
+            if hits:
+                for key, value in hits[-1].groupdict().items():
+                    if value and key not in fields:
+                        fields[key] = value
+    return fields, end
+
+
+def recognise(text: str, tbl: PatternTable | None = None) -> list[Match]:
+    """Every known error in ``text``, in order of first appearance; repeats of the same error are counted once."""
+    tbl = tbl or table()
+    text = normalize_text(text)
+    raw: list[tuple[Pattern, int, int, dict[str, str]]] = []
+    for pattern in tbl.patterns:
+        hits = sorted(
+            (m for regex in pattern.anchors for m in regex.finditer(text)),
+            key=lambda m: m.start(),
+        )
+        starts = [m.start() for m in hits]
+        for i, m in enumerate(hits):
+            next_start = next((s for s in starts[i + 1 :] if s > m.start()), len(text))
+            fields = {k: v for k, v in m.groupdict().items() if v}
+            extra, end = _context(text, pattern, m.start(), next_start)
+            for key, value in extra.items():
+                fields.setdefault(key, value)
+            raw.append((pattern, m.start(), max(m.end(), end), _derive(fields, tbl)))
+    specific_spans = [(s, e) for p, s, e, _ in raw if not p.fallback]
+    merged: dict[tuple, Match] = {}
+    for pattern, start, end, fields in sorted(raw, key=lambda r: r[1]):
+        if pattern.fallback and any(s < end and start < e for s, e in specific_spans):
+            continue
+        key = (pattern.id, tuple(sorted((k, v.lower()) for k, v in fields.items() if not k.endswith("_path"))))
+        if key in merged:
+            prev = merged[key]
+            merged[key] = Match(prev.pattern_id, prev.fields, prev.excerpt, prev.start, prev.end, prev.count + 1)
+            continue
+        merged[key] = Match(pattern.id, fields, _excerpt(text, start, end), start, end)
+    return _fold_partial(sorted(merged.values(), key=lambda m: m.start))
+
+
+def _fold_partial(matches: list[Match]) -> list[Match]:
+    """An issue title that repeats the error without the DLL name is the same error as the full one below."""
+    out: list[Match] = []
+    for m in matches:
+        fuller = next(
+            (
+                o
+                for o in matches
+                if o is not m
+                and o.pattern_id == m.pattern_id
+                and len(o.fields) > len(m.fields)
+                and all(o.fields.get(k, "").lower() == v.lower() for k, v in m.fields.items())
+            ),
+            None,
+        )
+        if fuller is None:
+            out.append(m)
+    counted = []
+    for m in out:
+        extra = sum(
+            d.count
+            for d in matches
+            if d not in out
+            and d.pattern_id == m.pattern_id
+            and all(m.fields.get(k, "").lower() == v.lower() for k, v in d.fields.items())
+        )
+        counted.append(Match(m.pattern_id, m.fields, m.excerpt, m.start, m.end, m.count + extra) if extra else m)
+    return counted

@@ -1,0 +1,158 @@
+"""Text and JSON output of ``explain`` (Markdown lives with the other Markdown in render/markdown.py)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from conda_torchcheck.explain import Explanation
+from conda_torchcheck.explain.diagnose import CONFIRMED, RULED_OUT, Diagnosis, RankedCause
+from conda_torchcheck.messages import translate
+from conda_torchcheck.render.style import paint
+
+WIDTH = 100
+_STATUS_STYLE = {CONFIRMED: "red", RULED_OUT: "dim", "not-found": "dim", "unverifiable": "yellow"}
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    lines: list[str] = []
+    for para in text.splitlines() or [""]:
+        lines.extend(
+            textwrap.wrap(
+                para,
+                WIDTH,
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+            or [indent]
+        )
+    return lines
+
+
+def source_label(source: str, lang: str | None) -> str:
+    return translate(f"explain.source_{source.replace('-', '_')}", lang)
+
+
+def target_reason_label(reason: str | None, lang: str | None) -> str:
+    return translate(f"explain.target_{(reason or 'prefix').replace('-', '_')}", lang)
+
+
+def import_test_outcome(result: dict, lang: str | None) -> str:
+    outcome = result.get("outcome", "?")
+    return translate(
+        f"import_test.outcome_{outcome.replace('-', '_')}",
+        lang,
+        version=result.get("version") or "?",
+        error_type=result.get("error_type") or "?",
+        returncode=result.get("returncode"),
+        timeout=result.get("timeout_s"),
+        reason=result.get("reason") or "?",
+    )
+
+
+def _cause_lines(c: RankedCause, lang: str | None, color: bool, *, detailed: bool) -> list[str]:
+    status = ""
+    if c.status != "possible":
+        status = (
+            " [" + paint(translate(f"explain.status.{c.status}", lang), _STATUS_STYLE.get(c.status, ""), color) + "]"
+        )
+    lines = _wrap(f"{c.rank}. {c.title.render(lang)}{status}", "      ")
+    if c.ruled_out is not None:
+        lines.extend(_wrap(c.ruled_out.render(lang), "         "))
+        return lines
+    for f in c.confirmed_by:
+        lines.extend(_wrap(f"{translate('explain.confirmed_by', lang)}: {f.id} {f.title.render(lang)}", "         "))
+    if detailed:
+        lines.extend(_wrap(f"{translate('explain.how_to_tell', lang)}: {c.tell.render(lang)}", "         "))
+        lines.extend(_wrap(f"{translate('explain.fix', lang)}: {c.fix.render(lang)}", "         "))
+        fixes = [fix for f in c.confirmed_by for fix in f.fixes]
+        commands = [cmd for fix in fixes for cmd in fix.commands] or list(c.commands)
+        for command in dict.fromkeys(commands):
+            lines.append("           " + paint(command, "green", color))
+    return lines
+
+
+def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbose: int) -> list[str]:
+    head = f"[{i}] {d.title.render(lang)}"
+    if d.match.count > 1:
+        head += " " + translate("explain.seen_times", lang, count=d.match.count)
+    lines = [paint(head, "bold", color)]
+    lines.append("    > " + d.match.excerpt)
+    lines.extend(_wrap(d.explanation.render(lang), "    "))
+    for note in d.notes:
+        lines.extend(_wrap("! " + note.render(lang), "    "))
+    lines.append("")
+    root = d.root_cause
+    if root is not None:
+        lines.append("    " + paint(d.verdict.render(lang), "red", color))
+        lines.extend(_cause_lines(root, lang, color, detailed=True))
+        others = [c for c in d.causes if c is not root]
+        if others:
+            lines.append("    " + translate("explain.other_causes", lang))
+            for c in others:
+                lines.extend(_cause_lines(c, lang, color, detailed=verbose > 0))
+        return lines
+    lines.extend(_wrap(d.verdict.render(lang), "    "))
+    if d.env_checked:
+        lines.append("    " + translate("explain.likely_causes", lang))
+    for c in d.causes:
+        # on a checked env, ruled-out causes are listed briefly; the others in full
+        lines.extend(_cause_lines(c, lang, color, detailed=c.status != RULED_OUT))
+    return lines
+
+
+def render_explanation_text(
+    expl: Explanation, *, lang: str | None = None, color: bool = False, verbose: int = 0
+) -> str:
+    out: list[str] = []
+    if expl.env is not None:
+        out.append(
+            paint(
+                translate(
+                    "explain.target",
+                    lang,
+                    prefix=str(expl.env.prefix),
+                    reason=target_reason_label(expl.target_reason, lang),
+                ),
+                "bold",
+                color,
+            )
+        )
+        if expl.checks_run:
+            out.append("  " + translate("explain.checks_ran", lang, ids=", ".join(expl.checks_run)))
+    if expl.import_test is not None:
+        out.append(
+            translate(
+                "explain.import_test_line",
+                lang,
+                when=expl.import_test.get("ran_at", "?"),
+                outcome=import_test_outcome(expl.import_test, lang),
+            )
+        )
+    for note in expl.notes:
+        out.extend(_wrap(note.render(lang), ""))
+    if not expl.diagnoses:
+        out.append(translate("explain.nothing", lang))
+        out.extend(_wrap(translate("explain.nothing_hint", lang), ""))
+    else:
+        out.append(translate("explain.header", lang, count=len(expl.diagnoses), source=source_label(expl.source, lang)))
+        if expl.env is None:
+            out.extend(_wrap(translate("explain.no_target", lang), ""))
+        for i, d in enumerate(expl.diagnoses, 1):
+            out.append("")
+            out.extend(_diagnosis_lines(i, d, lang, color, verbose))
+    others = expl.other_findings
+    if others:
+        from conda_torchcheck.render.text import render_finding
+
+        out.append("")
+        out.append(translate("explain.other_findings", lang))
+        for f in others:
+            out.extend("  " + line for line in render_finding(f, lang=lang, color=color, verbose=verbose))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_explanation_json(expl: Explanation, *, lang: str | None = None) -> str:
+    return json.dumps(expl.to_dict(lang), indent=2, ensure_ascii=False)
