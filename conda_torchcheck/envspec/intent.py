@@ -1,0 +1,425 @@
+"""What an environment file asks for, torch-wise: which channel will supply pytorch, which variant, which
+CUDA, which versions — and what the frozen pytorch channel would resolve it to. Shared by the checks
+(:mod:`rules`) and the rewriter (:mod:`rewrite`), so that both read a file the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+from conda_torchcheck.envspec.matchspec import (
+    TorchIndex,
+    cuda_of_tag,
+    exact_version,
+    minor_of_spec,
+    torch_index,
+    version_allows,
+    version_key,
+)
+from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
+from conda_torchcheck.knowledge import TorchRelease, load, torch_release
+
+CONDA_TORCH = ("pytorch", "torchvision", "torchaudio")
+PIP_TORCH = ("torch", "torchvision", "torchaudio")
+SELECTORS = ("pytorch-cuda", "cpuonly", "pytorch-mutex")
+CONDA_FORGE_SELECTORS = ("pytorch-cpu", "pytorch-gpu")
+#: conda names that belong to the torch family as far as env files go
+FAMILY = (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch", "cuda-version", "cudatoolkit")
+#: channels that publish the pytorch package (the first one listed supplies it)
+PYTORCH_PUBLISHERS = ("pytorch", "pytorch-nightly", "pytorch-test", "conda-forge", "defaults", "anaconda")
+
+
+@functools.cache
+def facts() -> dict[str, Any]:
+    return load("env_files")
+
+
+@functools.cache
+def channel_facts() -> dict[str, Any]:
+    try:
+        return load("conda_channels")
+    except (FileNotFoundError, OSError):  # pragma: no cover - shipped with the package
+        return {}
+
+
+def builder_of(channel: str | None) -> str | None:
+    """``pytorch``, ``conda-forge``, ``defaults`` or the channel itself: who built what a channel serves."""
+    if channel is None:
+        return None
+    if channel in ("pytorch", "pytorch-nightly", "pytorch-test"):
+        return "pytorch"
+    if channel in facts()["defaults"]["names"]:
+        return "defaults"
+    return channel
+
+
+def pytorch_channel_versions() -> list[str]:
+    return list(facts()["pytorch_channel"]["versions"])
+
+
+def pytorch_channel_last() -> str:
+    return pytorch_channel_versions()[-1]
+
+
+def published_pytorch_cuda() -> tuple[str, ...]:
+    table = channel_facts().get("pytorch_channel", {})
+    if table.get("pytorch_cuda"):
+        return tuple(table["pytorch_cuda"])
+    found: list[str] = []
+    for minor in load("torch_releases")["releases"]:
+        for v in load("torch_releases")["releases"][minor].get("pytorch_cuda", []):
+            if v not in found:
+                found.append(v)
+    return tuple(sorted(found, key=lambda v: version_key(v) or 0))
+
+
+def companion_for(package: str, torch_version: str) -> tuple[str | None, str | None]:
+    """(minor, exact) of torchvision / torchaudio that pairs with ``torch_version`` (``2.5.1`` or ``2.5``);
+    exact is None when only the minor is known."""
+    release = torch_release(torch_version)
+    if release is None:
+        return None, None
+    base = torch_version.split("+", 1)[0]
+    parts = base.split(".")
+    patch = parts[2] if len(parts) >= 3 else None
+    if package == "torchvision":
+        minor = release.torchvision
+        table = release.raw.get("torchvision_patch", {})
+    else:
+        minor = release.torchaudio
+        table = release.raw.get("torchaudio_patch", {})
+    if patch is None:
+        return minor, None
+    if base in table:
+        return minor, table[base][-1]
+    # the patch follows torch's patch when the companion has the same minor numbering; from 2.12 torchaudio
+    # stays at 2.11.0 (stable ABI) and its patch does not follow
+    if package == "torchaudio" and minor != release.minor and not minor.startswith("0."):
+        return minor, f"{minor}.0"
+    return minor, f"{minor}.{patch}"
+
+
+def companion_ok(package: str, torch_version: str, companion_version: str) -> bool | None:
+    """Does torchvision/torchaudio ``companion_version`` (a version or a minor) pair with torch ``torch_version``?"""
+    release = torch_release(torch_version)
+    if release is None:
+        return None
+    want_minor, want_exact = companion_for(package, torch_version)
+    have_minor = ".".join(companion_version.split(".")[:2])
+    if package == "torchaudio":
+        stable = facts_stable_abi()
+        if stable and _ge(have_minor, stable) and _ge(release.minor, have_minor):
+            return True
+    if have_minor != want_minor:
+        return False
+    if want_exact and len(companion_version.split(".")) >= 3 and len(torch_version.split(".")) >= 3:
+        accepted = set(
+            release.torchvision_for(torch_version)
+            if package == "torchvision"
+            else release.torchaudio_for(torch_version)
+        )
+        accepted.add(want_exact)
+        if any(len(a.split(".")) >= 3 for a in accepted):
+            return companion_version in accepted
+    return True
+
+
+def facts_stable_abi() -> str | None:
+    return load("torch_releases").get("channels", {}).get("torchaudio_stable_abi_from")
+
+
+def _ge(a: str, b: str) -> bool:
+    ka, kb = version_key(a), version_key(b)
+    return bool(ka and kb and ka >= kb)
+
+
+PYTHON_MINORS = tuple(f"3.{n}" for n in range(6, 16))
+
+
+def python_minors(spec: str | None) -> tuple[str, ...] | None:
+    """The Python minors a ``python`` constraint allows (None when it says nothing or cannot be read)."""
+    if spec is None or spec.strip() in ("", "*"):
+        return None
+    allowed = []
+    for minor in PYTHON_MINORS:
+        verdicts = {version_allows(spec, f"{minor}.{patch}") for patch in (0, 5, 12)}
+        if True in verdicts:
+            allowed.append(minor)
+        elif None in verdicts:
+            return None
+    return tuple(allowed)
+
+
+def release_python_ok(release: TorchRelease, minors: tuple[str, ...]) -> bool:
+    return any(release.supports_python(tuple(int(x) for x in m.split("."))) for m in minors)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What the frozen pytorch channel gives for this file: the version, or why nothing."""
+
+    version: str | None
+    #: constraints that rule every release out, in the order they bite ("pytorch", "pytorch-cuda", "python" ...)
+    blocked_by: tuple[str, ...] = ()
+    #: the newest release allowed by everything but Python (to explain a Python mismatch)
+    without_python: str | None = None
+
+
+@dataclass(frozen=True)
+class Intent:
+    file: EnvFile
+    deps: dict[str, CondaDep]  # torch family by conda name (first occurrence)
+    pip: dict[str, PipItem]  # torch family by pip name
+    misnamed_torch: CondaDep | None  # a conda dependency spelled ``torch``
+    torch_channel: str | None  # the channel that supplies conda pytorch
+    torch_channel_how: str | None  # "prefix", "order", None
+    era: str | None  # "pytorch", "conda-forge", "defaults", "other", "unknown", "pip", None (no torch)
+    variant: str | None  # "cuda", "cpu", "conflict", None
+    variant_signals: tuple[tuple[str, str], ...]  # (variant, evidence)
+    cuda: str | None  # "12.1" or "12" when the file says
+    python: CondaDep | None
+    python_minors: tuple[str, ...] | None
+    indexes: tuple[tuple[PipItem, TorchIndex], ...]
+    resolution: Resolution | None  # era == "pytorch" only
+    channels_listed: tuple[str, ...] = field(default_factory=tuple)
+
+    # ---- conveniences ------------------------------------------------------------------------------------
+    @property
+    def has_conda_torch(self) -> bool:
+        return any(n in self.deps for n in (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch"))
+
+    @property
+    def has_pip_torch(self) -> bool:
+        return any(n in self.pip for n in PIP_TORCH)
+
+    @property
+    def has_torch(self) -> bool:
+        return self.has_conda_torch or self.has_pip_torch or self.misnamed_torch is not None
+
+    @property
+    def selectors(self) -> tuple[CondaDep, ...]:
+        return tuple(self.deps[n] for n in SELECTORS if n in self.deps)
+
+    @property
+    def torch_version(self) -> str | None:
+        """torch's version as pinned (exact or minor), or as the frozen channel resolves it."""
+        dep = self.deps.get("pytorch") or self.misnamed_torch
+        if dep is not None and dep.spec is not None:
+            if dep.spec.exact:
+                return dep.spec.exact
+            if self.resolution is not None and self.resolution.version:
+                return self.resolution.version
+            return dep.spec.minor
+        if self.resolution is not None and self.resolution.version:
+            return self.resolution.version
+        pip = self.pip.get("torch")
+        if pip is not None:
+            exact = pip.line.exact
+            if exact:
+                return exact.split("+", 1)[0]
+            return minor_of_spec(pip.line.version_spec.lstrip("=")) if pip.line.version_spec.startswith("==") else None
+        return None
+
+    @property
+    def nodefaults(self) -> bool:
+        return "nodefaults" in self.channels_listed
+
+
+def _first(file: EnvFile, name: str) -> CondaDep | None:
+    return file.dep(name)
+
+
+def _torch_channel(file: EnvFile, deps: dict[str, CondaDep]) -> tuple[str | None, str | None]:
+    torch = deps.get("pytorch")
+    for name in ("pytorch", "torchvision", "torchaudio", "libtorch"):
+        dep = deps.get(name)
+        if dep is not None and dep.spec is not None and dep.spec.channel_name:
+            if name == "pytorch" or torch is None or torch.spec is None or torch.spec.channel is None:
+                return dep.spec.channel_name, "prefix"
+    for channel in file.channel_names:
+        if channel in PYTORCH_PUBLISHERS:
+            return channel, "order"
+    return None, None
+
+
+def _era(channel: str | None) -> str:
+    builder = builder_of(channel)
+    if builder is None:
+        return "unknown"
+    if builder in ("pytorch", "conda-forge", "defaults"):
+        return builder
+    return "other"
+
+
+def _variant(file: EnvFile, deps: dict[str, CondaDep], pip: dict[str, PipItem], indexes) -> list[tuple[str, str]]:
+    signals: list[tuple[str, str]] = []
+    cuda_names = set(channel_facts().get("cuda_signals", {}).get("conda", [])) | {"pytorch-cuda", "pytorch-gpu"}
+    for dep in file.deps:
+        if dep.name in cuda_names:
+            signals.append(("cuda", dep.text))
+    for name in ("cpuonly", "pytorch-cpu"):
+        if name in deps:
+            signals.append(("cpu", deps[name].text))
+    mutex = deps.get("pytorch-mutex")
+    if mutex is not None and mutex.spec is not None and mutex.spec.build:
+        b = mutex.spec.build.lower()
+        if "cpu" in b:
+            signals.append(("cpu", mutex.text))
+        elif "cuda" in b:
+            signals.append(("cuda", mutex.text))
+    torch = deps.get("pytorch")
+    if torch is not None and torch.spec is not None and torch.spec.build:
+        b = torch.spec.build.lower()
+        if "cuda" in b or b.startswith("gpu"):
+            signals.append(("cuda", torch.text))
+        elif "cpu" in b:
+            signals.append(("cpu", torch.text))
+    for item in pip.values():
+        tag = item.line.local_tag
+        if tag:
+            signals.append(("cuda" if tag.startswith("cu") else "cpu" if tag == "cpu" else tag, item.text))
+    for item, index in indexes:
+        if index.tag:
+            signals.append(
+                ("cuda" if index.tag.startswith("cu") else "cpu" if index.tag == "cpu" else index.tag, item.text)
+            )
+    return signals
+
+
+def _cuda(deps: dict[str, CondaDep], pip: dict[str, PipItem], indexes) -> str | None:
+    for name in ("pytorch-cuda", "cuda-version", "cudatoolkit"):
+        dep = deps.get(name)
+        if dep is not None and dep.spec is not None and dep.spec.version:
+            v = dep.spec.exact or dep.spec.minor
+            if v:
+                return ".".join(v.split(".")[:2])
+            head = dep.spec.version.strip("=*. ")
+            if head.isdigit():
+                return head
+    for item in pip.values():
+        cuda = cuda_of_tag(item.line.local_tag)
+        if cuda:
+            return cuda
+    for _, index in indexes:
+        cuda = cuda_of_tag(index.tag)
+        if cuda:
+            return cuda
+    return None
+
+
+def resolve_pytorch_channel(
+    deps: dict[str, CondaDep], minors: tuple[str, ...] | None, *, torch_dep: CondaDep | None
+) -> Resolution:
+    """The newest release on the frozen pytorch channel that every constraint in the file allows."""
+    versions = [v for v in reversed(pytorch_channel_versions()) if torch_release(v) is not None]
+    torch_spec = torch_dep.spec if torch_dep is not None else None
+    pc = deps.get("pytorch-cuda")
+    pc_version = None
+    if pc is not None and pc.spec is not None:
+        pc_version = pc.spec.exact or pc.spec.minor
+    blocked: list[str] = []
+    without_python = None
+    answer = None
+    for version in versions:
+        release = torch_release(version)
+        assert release is not None
+        if torch_spec is not None and torch_spec.allows(version) is False:
+            blocked.append("pytorch")
+            continue
+        if pc is not None:
+            if not release.pytorch_cuda or (
+                pc_version and ".".join(pc_version.split(".")[:2]) not in release.pytorch_cuda
+            ):
+                blocked.append("pytorch-cuda")
+                continue
+        companions_ok = True
+        for name in ("torchvision", "torchaudio"):
+            dep = deps.get(name)
+            if dep is None or dep.spec is None or dep.spec.version is None:
+                continue
+            minor, exact = companion_for(name, version)
+            target = exact or (f"{minor}.0" if minor else None)
+            if target is None:
+                continue
+            verdict = dep.spec.allows(target)
+            if verdict is False and exact is not None and minor is not None:
+                verdict = dep.spec.allows(f"{minor}.0") if dep.spec.minor == minor and not dep.spec.exact else False
+            if verdict is False:
+                blocked.append(name)
+                companions_ok = False
+                break
+        if not companions_ok:
+            continue
+        if minors is not None and not release_python_ok(release, minors):
+            blocked.append("python")
+            if without_python is None:
+                without_python = version
+            continue
+        answer = version
+        break
+    if answer is not None:
+        return Resolution(answer, (), without_python)
+    order = []
+    for name in blocked:
+        if name not in order:
+            order.append(name)
+    return Resolution(None, tuple(order), without_python)
+
+
+def analyse(file: EnvFile) -> Intent:
+    deps: dict[str, CondaDep] = {}
+    misnamed = None
+    for dep in file.deps:
+        if dep.name in FAMILY and dep.name not in deps:
+            deps[dep.name] = dep
+        if dep.name == "torch" and misnamed is None:
+            misnamed = dep
+    pip: dict[str, PipItem] = {}
+    indexes: list[tuple[PipItem, TorchIndex]] = []
+    for item in file.pip or ():
+        if item.line.kind == "requirement" and item.line.name in PIP_TORCH and item.line.name not in pip:
+            pip[item.line.name] = item
+        if item.line.kind == "option" and item.line.option in ("--index-url", "--extra-index-url", "--find-links"):
+            index = torch_index(item.line.value)
+            if index is not None:
+                indexes.append((item, index))
+    torch_dep = deps.get("pytorch") or misnamed
+    channel, how = _torch_channel(file, deps)
+    has_conda = any(n in deps for n in (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch")) or misnamed
+    if has_conda:
+        era = _era(channel)
+    elif pip:
+        era = "pip"
+    else:
+        era = None
+    signals = _variant(file, deps, pip, indexes)
+    kinds = {v for v, _ in signals if v in ("cuda", "cpu")}
+    variant = "conflict" if len(kinds) > 1 else (next(iter(kinds)) if kinds else None)
+    python = _first(file, "python")
+    minors = python_minors(python.spec.version) if python is not None and python.spec is not None else None
+    resolution = None
+    if era == "pytorch":
+        resolution = resolve_pytorch_channel(deps, minors, torch_dep=torch_dep)
+    return Intent(
+        file=file,
+        deps=deps,
+        pip=pip,
+        misnamed_torch=misnamed,
+        torch_channel=channel,
+        torch_channel_how=how,
+        era=era,
+        variant=variant,
+        variant_signals=tuple(signals),
+        cuda=_cuda(deps, pip, indexes),
+        python=python,
+        python_minors=minors,
+        indexes=tuple(indexes),
+        resolution=resolution,
+        channels_listed=file.channel_names,
+    )
+
+
+def exact_or_minor(spec_version: str | None) -> str | None:
+    return exact_version(spec_version) or minor_of_spec(spec_version)

@@ -1,0 +1,938 @@
+"""Rewrite an environment file into a reproducible spec (``spec fix``).
+
+The rewrite is computed as a *plan* — the channel list, the dependency list and the pip list the fixed file
+will hold, each entry tied to the original item it comes from — plus a list of changes, each with its reason.
+:mod:`textedit` then applies the plan to the original text in place. What "fixed" means for each shape of
+file is documented in docs/envspec.md; in short:
+
+- the torch family is written ``channel::name`` for the channel that will really supply it;
+- files on the frozen pytorch channel stay there when what they ask for exists there (pinned to the release
+  the channel resolves them to today, which cannot change any more); files asking for a torch the channel
+  never had move to conda-forge (``pytorch=<ver>=cuda*`` + ``cuda-version``), which is the only conda
+  channel with those releases;
+- the channel list becomes explicit: the right order and ``nodefaults``;
+- the pip section gets the download.pytorch.org index of its variant as its first line;
+- ``-p PREFIX`` pins everything the file lists to what is installed there (``--lock``: build strings too).
+
+Nothing is dropped silently: an entry that disappears is reported as removed or replaced, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conda_torchcheck.envspec.intent import (
+    CONDA_TORCH,
+    Intent,
+    analyse,
+    builder_of,
+    companion_for,
+    companion_ok,
+    facts,
+    published_pytorch_cuda,
+    resolve_pytorch_channel,
+)
+from conda_torchcheck.envspec.matchspec import (
+    CondaSpec,
+    PipLine,
+    channel_name,
+    index_url_for,
+    minor_of_spec,
+    parse_conda_spec,
+    parse_pip_line,
+    torch_index,
+)
+from conda_torchcheck.envspec.parse import CondaDep, EnvFile
+from conda_torchcheck.knowledge import torch_release
+from conda_torchcheck.messages import Text, msg
+
+PIP_MARK = "\0pip"  # stands for the {pip: [...]} item in the dependency plan
+
+
+@dataclass(frozen=True)
+class Change:
+    section: str  # channels, dependencies, pip
+    action: str  # added, removed, replaced, pinned, reordered
+    old: str | None
+    new: str | None
+    reasons: tuple[Text, ...]
+    line: int | None = None
+
+    def reason(self, lang: str | None = None) -> str:
+        return "; ".join(r.render(lang) for r in self.reasons)
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "action": self.action,
+            "old": self.old,
+            "new": self.new,
+            "reason": self.reason(lang),
+            "line": self.line,
+        }
+
+
+@dataclass
+class Entry:
+    text: str
+    origin: int | None  # index of the original item, None when new
+
+
+@dataclass
+class Plan:
+    file: EnvFile
+    channels: list[Entry] | None  # None: leave the channel list as it is
+    create_channels: bool  # the file has no channel list: write one
+    deps: list[Entry]
+    pip: list[Entry] | None
+    changes: list[Change] = field(default_factory=list)
+    unresolved: list[Text] = field(default_factory=list)
+    target: str | None = None  # the channel torch ends up on
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the installed env (spec fix -p)
+
+
+@dataclass(frozen=True)
+class InstalledPackage:
+    name: str
+    version: str
+    build: str = ""
+    channel: str = ""  # the channel name (conda) or "pypi"
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What ``-p PREFIX`` contributes: conda records and pip-installed distributions, by name."""
+
+    prefix: str
+    conda: dict[str, InstalledPackage]
+    pip: dict[str, InstalledPackage]
+
+    def conda_pkg(self, name: str) -> InstalledPackage | None:
+        return self.conda.get(name)
+
+
+def installed_from_environment(env: Any) -> Installed:
+    """Build :class:`Installed` from the inventory's Environment (conda records + pip-owned dist-info)."""
+    from conda_torchcheck.inventory.torch import conda_owner
+
+    conda = {
+        r.name: InstalledPackage(
+            r.name, r.version, r.build, channel_name(r.channel_url or r.channel) if r.channel else ""
+        )
+        for r in env.conda_records
+    }
+    pip: dict[str, InstalledPackage] = {}
+    for d in env.distributions:
+        if d.site_kind != "env" or d.name in pip:
+            continue
+        if conda_owner(env, d) is not None or (d.installer or "").lower() == "conda":
+            continue
+        pip[d.name] = InstalledPackage(d.name, d.version, "", "pypi")
+    return Installed(str(env.prefix), conda, pip)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# helpers
+
+
+def _reason(key: str, **params: Any) -> Text:
+    return msg(f"envspec.reason.{key}", **params)
+
+
+def _spelled(file: EnvFile, name: str) -> str:
+    """The way the file writes channel ``name`` (a mirror URL stays a mirror URL), else the name itself."""
+    for c in file.channels or ():
+        if c.name == name:
+            return c.text
+    return name
+
+
+def _prefix_text(file: EnvFile, channel: str) -> str:
+    """The ``chan::`` prefix for ``channel``: the file's own spelling when it is a plain name or a URL."""
+    spelled = _spelled(file, channel)
+    return spelled.rstrip("/") if ("://" in spelled or spelled == channel) else channel
+
+
+def _base_channels(names: list[str]) -> list[str]:
+    bases = {"conda-forge", *facts()["defaults"]["names"]}
+    return [n for n in names if n in bases]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the plan
+
+
+@dataclass
+class _State:
+    file: EnvFile
+    intent: Intent
+    installed: Installed | None
+    lock: bool
+    target: str | None
+    changes: list[Change] = field(default_factory=list)
+    unresolved: list[Text] = field(default_factory=list)
+    torch_exact: str | None = None
+    torch_minor: str | None = None
+    #: why the last dependency handed to _rewrite_dep was removed
+    last_removal: tuple[Text, ...] = ()
+
+    def change(
+        self,
+        section: str,
+        action: str,
+        old: str | None,
+        new: str | None,
+        reason: Text | tuple[Text, ...],
+        line: int | None,
+    ) -> None:
+        reasons = reason if isinstance(reason, tuple) else (reason,)
+        self.changes.append(Change(section, action, old, new, reasons, line))
+
+
+def _decide_target(st: _State) -> str | None:
+    i = st.intent
+    inst = st.installed
+    if inst is not None:
+        rec = inst.conda_pkg("pytorch")
+        if rec is not None and rec.channel:
+            builder = builder_of(rec.channel)
+            return builder if builder in ("pytorch", "conda-forge") else rec.channel
+    if not i.has_conda_torch and i.misnamed_torch is None:
+        return None
+    torch = i.deps.get("pytorch") or i.misnamed_torch
+    selectors = bool(i.selectors)
+    if i.era == "pytorch":
+        res = i.resolution
+        if res is not None and res.version is None and "pytorch" in res.blocked_by:
+            return "conda-forge"
+        return "pytorch"
+    if selectors and "pytorch" in st.file.channel_names:
+        res = resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=torch)
+        return "conda-forge" if (res.version is None and "pytorch" in res.blocked_by) else "pytorch"
+    if i.era == "conda-forge":
+        return "conda-forge"
+    if i.era == "defaults":
+        return i.torch_channel
+    if i.era == "unknown" and selectors:
+        res = resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=torch)
+        return "conda-forge" if (res.version is None and "pytorch" in res.blocked_by) else "pytorch"
+    if i.era == "other":
+        return i.torch_channel
+    return None
+
+
+def plan_fix(file: EnvFile, *, installed: Installed | None = None, lock: bool = False) -> Plan:
+    intent = analyse(file)
+    st = _State(file, intent, installed, lock, None)
+    if not intent.has_torch and not (installed and ("pytorch" in installed.conda or "torch" in installed.pip)):
+        plan = Plan(file, None, False, [Entry(d, i) for i, d in _dep_texts(file)], _pip_entries(file))
+        plan.unresolved.append(_reason("no_torch"))
+        return plan
+    st.target = _decide_target(st)
+    _resolve_torch_version(st)
+    deps = _plan_deps(st)
+    pip = _plan_pip(st, deps)
+    if pip is not None and not any(e.text != PIP_MARK for e in pip) and file.pip:
+        # every pip line went away: drop the empty {pip: []} item as well
+        deps = [e for e in deps if e.text != PIP_MARK]
+        st.change("dependencies", "removed", "pip:", None, _reason("pip_section_empty"), _pip_line(file))
+        pip = None
+    deps = _ensure_pip_dep(st, deps, pip)
+    channels, create = _plan_channels(st, deps)
+    plan = Plan(file, channels, create, deps, pip, st.changes, st.unresolved, st.target)
+    return plan
+
+
+def _dep_texts(file: EnvFile) -> list[tuple[int, str]]:
+    """Every item of ``dependencies`` in order: strings as written, the pip mapping as PIP_MARK, other
+    mappings as an opaque marker (never touched)."""
+    out: dict[int, str] = {d.index: d.text for d in file.deps}
+    if file.pip_index is not None:
+        out[file.pip_index] = PIP_MARK
+    for index in file.other_dep_items:
+        out[index] = f"\0other{index}"
+    return sorted(out.items())
+
+
+def _pip_entries(file: EnvFile) -> list[Entry] | None:
+    if file.pip is None:
+        return None
+    return [Entry(p.text, p.index) for p in file.pip]
+
+
+def _pip_line(file: EnvFile) -> int | None:
+    if file.pip_index is None or file.root is None:
+        return None
+    for key, value in file.root.value:
+        if str(key.value) == "dependencies":
+            return value.value[file.pip_index].start_mark.line + 1
+    return None
+
+
+def _resolve_torch_version(st: _State) -> None:
+    i = st.intent
+    torch = i.deps.get("pytorch") or i.misnamed_torch
+    rec = st.installed.conda_pkg("pytorch") if st.installed else None
+    if rec is not None:
+        st.torch_exact = rec.version
+    elif torch is not None and torch.spec is not None:
+        if st.target == "pytorch":
+            res = i.resolution or resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=torch)
+            st.torch_exact = res.version or torch.spec.exact
+            if res.version is None and res.blocked_by:
+                st.unresolved.append(_reason("frozen_unresolved", blocked=", ".join(res.blocked_by)))
+        else:
+            st.torch_exact = torch.spec.exact
+        st.torch_minor = torch.spec.minor
+    elif st.installed and "torch" in st.installed.pip:
+        st.torch_exact = st.installed.pip["torch"].version.split("+", 1)[0]
+    elif "torch" in i.pip:
+        exact = i.pip["torch"].line.exact
+        st.torch_exact = exact.split("+", 1)[0] if exact else None
+    if st.torch_exact and not st.torch_minor:
+        st.torch_minor = ".".join(st.torch_exact.split(".")[:2])
+
+
+def _wanted_variant(st: _State) -> str | None:
+    i = st.intent
+    if st.installed is not None:
+        rec = st.installed.conda_pkg("pytorch")
+        if rec is not None and rec.build:
+            b = rec.build.lower()
+            if "cuda" in b or b.startswith("gpu"):
+                return "cuda"
+            if "cpu" in b:
+                return "cpu"
+    return i.variant if i.variant in ("cuda", "cpu") else None
+
+
+def _pin(spec: CondaSpec, version: str | None, build: str | None = None) -> CondaSpec:
+    if version is None:
+        return spec
+    return spec.with_(version=version, bare_is_fuzzy=True, build=build if build is not None else spec.build)
+
+
+def _cuda_version_text(st: _State) -> str | None:
+    """What ``cuda-version`` should say for a conda-forge CUDA torch: installed exactly, else the CUDA major
+    the file asked for (conda-forge builds each release for its own choice of CUDA minors)."""
+    if st.installed is not None:
+        rec = st.installed.conda_pkg("cuda-version")
+        if rec is not None:
+            return rec.version
+    cuda = st.intent.cuda
+    if not cuda:
+        return None
+    return cuda.split(".")[0]
+
+
+def _plan_deps(st: _State) -> list[Entry]:
+    file, inst = st.file, st.installed
+    target = st.target
+    variant = _wanted_variant(st)
+    out: list[Entry] = []
+    names_present = {d.name for d in file.deps}
+    deps_by_index = {d.index: d for d in file.deps}
+    pytorch_entry_at: int | None = None
+    for index, text in _dep_texts(file):
+        if text == PIP_MARK or text.startswith("\0other"):
+            out.append(Entry(text, index))
+            continue
+        dep = deps_by_index[index]
+        spec = dep.spec
+        if spec is None:
+            out.append(Entry(text, index))
+            continue
+        new = _rewrite_dep(st, dep, spec, variant, names_present)
+        if new is None:
+            st.change("dependencies", "removed", dep.text, None, st.last_removal, dep.where.line)
+            continue
+        new_text, reasons, action = new
+        if new_text != dep.text:
+            st.change("dependencies", action, dep.text, new_text, reasons, dep.where.line)
+        out.append(Entry(new_text, index))
+        if spec.name in ("pytorch", "torch"):
+            pytorch_entry_at = len(out) - 1
+    # additions
+    additions: list[tuple[str, Text]] = []
+    if target == "conda-forge" and variant == "cuda" and "cuda-version" not in names_present:
+        if not any(e.text.split("::")[-1].startswith("cuda-version") for e in out):
+            cv = _cuda_version_text(st)
+            if cv:
+                additions.append((f"cuda-version={cv}", _reason("add_cuda_version", cuda=cv)))
+    if inst is not None and target == "pytorch":
+        for name in ("pytorch-cuda", "cpuonly"):
+            rec = inst.conda_pkg(name)
+            if rec is not None and name not in names_present:
+                spec = CondaSpec(raw=name, name=name, channel=_prefix_text(file, "pytorch"))
+                spec = _pin(spec, rec.version, rec.build if st.lock else None)
+                additions.append((spec.render(), _reason("add_installed_selector", name=name, prefix=inst.prefix)))
+    if additions:
+        at = pytorch_entry_at + 1 if pytorch_entry_at is not None else len([e for e in out if e.text != PIP_MARK])
+        for offset, (text, reason) in enumerate(additions):
+            out.insert(at + offset, Entry(text, None))
+            st.change("dependencies", "added", None, text, reason, None)
+    return out
+
+
+def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None, names_present: set[str]):
+    """(new text, reasons, action) for one dependency, or None to remove it (reasons in st.last_removal)."""
+    file, inst, target = st.file, st.installed, st.target
+    name = spec.name
+    reasons: list[Text] = []
+    action = "replaced"
+    new = spec
+    rec = inst.conda_pkg("pytorch" if name == "torch" else name) if inst is not None else None
+
+    def remove(reason: Text) -> None:
+        st.last_removal = (reason,)
+
+    if name == "torch":
+        new = new.with_(name="pytorch")
+        reasons.append(_reason("pip_name"))
+        name = "pytorch"
+
+    if name in (*CONDA_TORCH, "libtorch"):
+        prefix = _family_prefix(file, target)
+        moving = st.intent.era == "pytorch" and target == "conda-forge"
+        if moving and name == "pytorch":
+            reasons.append(
+                _reason("moved_frozen", version=spec.version or "?", last=facts()["pytorch_channel"]["versions"][-1])
+            )
+        if prefix is not None and spec.channel != prefix:
+            if moving:
+                pass
+            elif spec.channel is not None and builder_of(spec.channel_name) != builder_of(channel_name(prefix)):
+                reasons.append(_reason("family_channel", channel=target))
+            else:
+                reasons.append(_reason("channel_prefix", channel=target))
+            new = new.with_(channel=prefix)
+        # versions
+        if rec is not None:
+            if new.exact != rec.version or (st.lock and new.build != rec.build):
+                new = _pin(new, rec.version, rec.build if st.lock else new.build)
+                reasons.append(_reason("pin_installed", prefix=inst.prefix if inst else "", version=rec.version))
+                action = "pinned"
+        elif name == "pytorch":
+            if st.torch_exact and new.exact != st.torch_exact and target == "pytorch":
+                new = _pin(new, st.torch_exact)
+                reasons.append(_reason("pin_frozen", version=st.torch_exact))
+                action = "pinned"
+        elif name in ("torchvision", "torchaudio"):
+            torch_ref = st.torch_exact or st.torch_minor
+            if torch_ref and torch_release(torch_ref) is not None:
+                have = spec.exact or spec.minor
+                minor, exact = companion_for(name, torch_ref)
+                want = exact if st.torch_exact else minor
+                ok = companion_ok(name, torch_ref, have) if have else None
+                if want and ((have is None and spec.version is None) or ok is False):
+                    new = _pin(new, want)
+                    if have is None:
+                        reasons.append(_reason("pin_companion", package=name, version=want, torch=torch_ref))
+                        action = "pinned"
+                    else:
+                        reasons.append(_reason("fix_companion", package=name, version=want, torch=torch_ref, old=have))
+        # the variant in the form of the channel: conda-forge selects it with the build string
+        if name == "pytorch" and target == "conda-forge" and not (rec is not None and st.lock):
+            build = new.build or ""
+            table = facts()["conda_forge"]
+            wanted = {"cuda": table["cuda_build"], "cpu": table["cpu_build"]}.get(variant or "")
+            if wanted and (not _build_matches_variant(build, variant) or _pytorch_channel_build(build)):
+                new = new.with_(build=wanted, version=new.version or "*")
+                reasons.append(_reason("variant_build", build=wanted, variant=variant))
+            elif build and _pytorch_channel_build(build):
+                new = new.with_(build=None)
+                reasons.append(_reason("drop_channel_build", build=build))
+    elif name in ("pytorch-cuda", "cpuonly", "pytorch-mutex"):
+        if target == "pytorch":
+            prefix = _prefix_text(file, "pytorch")
+            if spec.channel != prefix:
+                new = new.with_(channel=prefix)
+                reasons.append(_reason("channel_prefix", channel="pytorch"))
+            if name == "pytorch-cuda":
+                if (
+                    rec is not None
+                    and new.exact != rec.version
+                    and (new.minor or "") != ".".join(rec.version.split(".")[:2])
+                ):
+                    new = _pin(new, ".".join(rec.version.split(".")[:2]))
+                    reasons.append(_reason("pin_installed", prefix=inst.prefix if inst else "", version=rec.version))
+                    action = "pinned"
+                elif new.version is None and st.torch_exact:
+                    release = torch_release(st.torch_exact)
+                    if release is not None and release.pytorch_cuda:
+                        new = _pin(new, release.pytorch_cuda[-1])
+                        reasons.append(_reason("pin_pytorch_cuda", cuda=release.pytorch_cuda[-1], torch=st.torch_exact))
+                        action = "pinned"
+        elif target == "conda-forge":
+            if name == "pytorch-cuda":
+                cv = _cuda_version_text(st)
+                if "cuda-version" in names_present or not cv:
+                    remove(_reason("selector_dropped", name=dep.text, variant="cuda"))
+                    return None
+                names_present.add("cuda-version")
+                return f"cuda-version={cv}", (_reason("pytorch_cuda_to_cuda_version", cuda=cv),), "replaced"
+            remove(_reason("selector_dropped", name=dep.text, variant="cpu" if name == "cpuonly" else variant or "?"))
+            return None
+    elif name == "cudatoolkit":
+        version = spec.exact or spec.minor
+        major = int(version.split(".")[0]) if version and version.split(".")[0].isdigit() else None
+        if target == "pytorch" and "pytorch-cuda" not in names_present and version:
+            cuda = ".".join(version.split(".")[:2])
+            release = torch_release(st.torch_exact or st.torch_minor) if (st.torch_exact or st.torch_minor) else None
+            from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
+            if release is not None and _ge(release.minor, from_minor) and cuda in release.pytorch_cuda:
+                names_present.add("pytorch-cuda")
+                text = CondaSpec(
+                    raw="", name="pytorch-cuda", channel=_prefix_text(file, "pytorch"), version=cuda
+                ).render()
+                return text, (_reason("cudatoolkit_to_pytorch_cuda", cuda=cuda),), "replaced"
+        if target == "conda-forge" and major is not None and major > facts()["conda_forge"]["cudatoolkit_last_major"]:
+            if "cuda-version" in names_present:
+                remove(_reason("cudatoolkit_dropped", cuda=version))
+                return None
+            names_present.add("cuda-version")
+            return f"cuda-version={major}", (_reason("cudatoolkit_to_cuda_version", cuda=version),), "replaced"
+        if rec is not None and new.version != rec.version:
+            new = _pin(new, rec.version, rec.build if st.lock else None)
+            reasons.append(_reason("pin_installed", prefix=inst.prefix if inst else "", version=rec.version))
+            action = "pinned"
+    elif name in ("pytorch-cpu", "pytorch-gpu"):
+        if target == "conda-forge":
+            prefix = _prefix_text(file, "conda-forge")
+            if spec.channel != prefix:
+                new = new.with_(channel=prefix)
+                reasons.append(_reason("channel_prefix", channel="conda-forge"))
+        if rec is not None and new.version != rec.version:
+            new = _pin(new, rec.version, rec.build if st.lock else None)
+            reasons.append(_reason("pin_installed", prefix=inst.prefix if inst else "", version=rec.version))
+            action = "pinned"
+    else:
+        if rec is not None and (new.version != rec.version or (st.lock and new.build != rec.build)):
+            if not (new.exact == rec.version and not st.lock):
+                new = _pin(new, rec.version, rec.build if st.lock else None)
+                reasons.append(_reason("pin_installed", prefix=inst.prefix if inst else "", version=rec.version))
+                action = "pinned"
+        elif inst is not None and rec is None and name not in ("pip",):
+            st.unresolved.append(_reason("not_installed", entry=dep.text, prefix=inst.prefix))
+    if not reasons:
+        return dep.text, (), action
+    return new.render(), tuple(reasons), action
+
+
+def _family_prefix(file: EnvFile, target: str | None) -> str | None:
+    """The ``chan::`` the torch family gets on ``target``: the file's spelling of that channel."""
+    if target is None:
+        return None
+    return _prefix_text(file, target)
+
+
+def _build_matches_variant(build: str, variant: str | None) -> bool:
+    b = build.lower()
+    if variant == "cuda":
+        return b.startswith("cuda") or b.startswith("*cuda")
+    if variant == "cpu":
+        return b.startswith("cpu") or b.startswith("*cpu")
+    return True
+
+
+def _pytorch_channel_build(build: str) -> bool:
+    """``py3.11_cuda12.4_cudnn9_0`` / ``py3.9_cpu_0``: a pytorch-channel build string."""
+    return build.lower().startswith("py3") or build.lower().startswith("py2")
+
+
+def _ge(a: str, b: str) -> bool:
+    from conda_torchcheck.envspec.matchspec import version_key
+
+    ka, kb = version_key(a), version_key(b)
+    return bool(ka and kb and ka >= kb)
+
+
+def _ensure_pip_dep(st: _State, deps: list[Entry], pip: list[Entry] | None) -> list[Entry]:
+    if pip is None or not any(e.text == PIP_MARK for e in deps):
+        return deps
+    for e in deps:
+        if e.text == PIP_MARK or e.text.startswith("\0"):
+            continue
+        try:
+            if parse_conda_spec(e.text).name == "pip":
+                return deps
+        except ValueError:
+            continue
+    text = "pip"
+    if st.installed is not None and st.installed.conda_pkg("pip") is not None:
+        rec = st.installed.conda_pkg("pip")
+        assert rec is not None
+        text = f"pip={rec.version}" + (f"={rec.build}" if st.lock and rec.build else "")
+    at = next(k for k, e in enumerate(deps) if e.text == PIP_MARK)
+    deps.insert(at, Entry(text, None))
+    st.change("dependencies", "added", None, text, _reason("add_pip"), None)
+    return deps
+
+
+# ------------------------------------------------------------------------------------------------------------
+# channels
+
+
+def _referenced_channels(deps: list[Entry]) -> set[str]:
+    found = set()
+    for e in deps:
+        if e.text.startswith("\0") or "::" not in e.text:
+            continue
+        try:
+            spec = parse_conda_spec(e.text)
+        except ValueError:
+            continue
+        if spec.channel_name:
+            found.add(spec.channel_name)
+    return found
+
+
+def _plan_channels(st: _State, deps: list[Entry]) -> tuple[list[Entry] | None, bool]:
+    file, target = st.file, st.target
+    original = list(file.channels or ())
+    names = [c.name for c in original]
+    referenced = _referenced_channels(deps)
+    wanted: list[tuple[str, int | None]] = []  # (text, origin)
+    removed: list[tuple[str, int, Text]] = []
+    wants_cuda = _wanted_variant(st) == "cuda" or any(
+        e.text.split("::")[-1].startswith("pytorch-cuda") for e in deps if not e.text.startswith("\0")
+    )
+
+    def origin_of(name: str) -> int | None:
+        return names.index(name) if name in names else None
+
+    def add(name: str) -> None:
+        if any(channel_name(t) == name for t, _ in wanted):
+            return
+        o = origin_of(name)
+        wanted.append((original[o].text if o is not None else name, o))
+
+    if target is None and not original:
+        if st.intent.has_conda_torch:
+            st.unresolved.append(_reason("channels_unknown"))
+        return None, False
+    if target == "pytorch":
+        add("pytorch")
+        if wants_cuda or "nvidia" in names:
+            add("nvidia")
+        for k, c in enumerate(original):
+            if c.name in ("pytorch", "nvidia", "nodefaults"):
+                continue
+            if c.name in facts()["pytorch_channel"]["deprecated"] and c.name not in referenced:
+                removed.append((c.text, k, _reason("channel_deprecated", channel=c.text)))
+                continue
+            wanted.append((c.text, k))
+        if not _base_channels([channel_name(t) for t, _ in wanted]):
+            base = facts()["pytorch_channel"]["base_channel"]
+            wanted.append((base, None))
+    elif target == "conda-forge":
+        add("conda-forge")
+        drop = {"pytorch", "pytorch-nightly", "pytorch-test", "nvidia", *facts()["defaults"]["names"]}
+        for k, c in enumerate(original):
+            if c.name in ("conda-forge", "nodefaults"):
+                continue
+            if c.name in drop and c.name not in referenced:
+                key = "channel_nvidia_dropped" if c.name == "nvidia" else "channel_dropped_for_conda_forge"
+                removed.append((c.text, k, _reason(key, channel=c.text)))
+                continue
+            wanted.append((c.text, k))
+    else:
+        for k, c in enumerate(original):
+            if c.name != "nodefaults":
+                wanted.append((c.text, k))
+        if target is None and st.intent.era in ("unknown",) and st.intent.has_conda_torch:
+            st.unresolved.append(_reason("channels_unknown"))
+    # nodefaults: only when the list holds a base channel (else python itself could go unsolvable)
+    has_nodefaults = "nodefaults" in names
+    if _base_channels([channel_name(t) for t, _ in wanted]):
+        o = origin_of("nodefaults")
+        if o is not None:
+            # keep it where the user put it relative to the surviving entries
+            wanted.append((original[o].text, o))
+        else:
+            wanted.append(("nodefaults", None))
+    elif has_nodefaults:
+        o = origin_of("nodefaults")
+        wanted.append((original[o].text, o))  # type: ignore[index]
+    entries = [Entry(t, o) for t, o in wanted]
+    same = [e.text for e in entries] == [c.text for c in original] and all(e.origin == k for k, e in enumerate(entries))
+    if same and original:
+        return None, False
+    # report
+    for text, k, reason in removed:
+        st.change("channels", "removed", text, None, reason, original[k].where.line)
+    for e in entries:
+        if e.origin is None:
+            if e.text == "nodefaults":
+                reason = _reason("add_nodefaults")
+            elif channel_name(e.text) == "defaults":
+                reason = _reason("add_base_channel", channel=e.text)
+            elif channel_name(e.text) == "nvidia":
+                reason = _reason("add_nvidia")
+            elif channel_name(e.text) == "conda-forge":
+                reason = _reason("add_conda_forge")
+            else:
+                reason = _reason("add_pytorch_channel")
+            st.change("channels", "added", None, e.text, reason, None)
+    kept = [e.origin for e in entries if e.origin is not None]
+    if kept != sorted(kept):
+        st.change(
+            "channels",
+            "reordered",
+            ", ".join(c.text for c in original),
+            ", ".join(e.text for e in entries),
+            _reason("reorder", first=entries[0].text),
+            original[0].where.line if original else None,
+        )
+    return entries, not original and file.channels is None
+
+
+# ------------------------------------------------------------------------------------------------------------
+# pip
+
+
+def _carried(name: str) -> bool:
+    pip = facts()["pip"]
+    return name in pip["index_carries"] or name.startswith(tuple(pip["index_carries_prefixes"]))
+
+
+def _render_pip(line: PipLine, version: str) -> str:
+    name = line.raw.strip().split("[")[0].split("=")[0].split("<")[0].split(">")[0].split("!")[0].split("~")[0]
+    name = name.split(";")[0].split("@")[0].strip()
+    out = f"{name}{line.extras}=={version}"
+    if line.marker:
+        out += f"; {line.marker}"
+    return out
+
+
+def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
+    file, inst = st.file, st.installed
+    if file.pip is None:
+        return None
+    conda_family = set()
+    for e in deps:
+        if e.text.startswith("\0"):
+            continue
+        try:
+            conda_family.add(parse_conda_spec(e.text).name)
+        except ValueError:
+            continue
+    pip_for_conda = {"torch": "pytorch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+    out: list[Entry] = []
+    torch_tag = None
+    for item in file.pip:
+        line = item.line
+        if line.kind == "requirement" and line.name in pip_for_conda and pip_for_conda[line.name] in conda_family:
+            conda_text = next(
+                e.text
+                for e in deps
+                if not e.text.startswith("\0") and parse_conda_spec(e.text).name == pip_for_conda[line.name]
+            )
+            conda_version = parse_conda_spec(conda_text).exact
+            same = bool(conda_version and line.exact and line.exact == conda_version)
+            st.change(
+                "pip",
+                "removed",
+                item.text,
+                None,
+                _reason("pip_duplicate_same" if same else "pip_duplicate_conflict", pip=item.text, conda=conda_text),
+                item.where.line,
+            )
+            continue
+        out.append(Entry(item.text, item.index))
+    # pins from the installed env, companions, and the variant tag
+    reqs = {}
+    for e in out:
+        if e.origin is None:
+            continue
+        line = file.pip[e.origin].line
+        if line.kind == "requirement" and line.name:
+            reqs[line.name] = e
+    if inst is not None:
+        for name, e in reqs.items():
+            pkg = inst.pip.get(name)
+            line = file.pip[e.origin].line  # type: ignore[index]
+            if pkg is None:
+                if line.url is None:
+                    st.unresolved.append(_reason("not_installed", entry=e.text, prefix=inst.prefix))
+                continue
+            if line.url is None and line.exact != pkg.version:
+                new = _render_pip(line, pkg.version)
+                st.change(
+                    "pip",
+                    "pinned",
+                    e.text,
+                    new,
+                    _reason("pin_installed", prefix=inst.prefix, version=pkg.version),
+                    file.pip[e.origin].where.line,
+                )  # type: ignore[index]
+                e.text = new
+        torch_pkg = inst.pip.get("torch")
+        if torch_pkg is not None and "+" in torch_pkg.version:
+            torch_tag = torch_pkg.version.split("+", 1)[1].lower()
+    else:
+        torch_entry = reqs.get("torch")
+        torch_line = file.pip[torch_entry.origin].line if torch_entry is not None else None  # type: ignore[index]
+        torch_exact = torch_line.exact.split("+", 1)[0] if torch_line is not None and torch_line.exact else None
+        for name in ("torchvision", "torchaudio"):
+            e = reqs.get(name)
+            if e is None or torch_exact is None or torch_release(torch_exact) is None:
+                continue
+            line = file.pip[e.origin].line  # type: ignore[index]
+            if line.url:
+                continue
+            have = line.exact.split("+", 1)[0] if line.exact else None
+            if have is None:
+                spec = line.version_spec
+                have = minor_of_spec(spec.lstrip("=")) if spec.startswith("==") else None
+            ok = companion_ok(name, torch_exact, have) if have else None
+            if have is None and line.specifier:
+                continue  # a range: leave it to pip
+            if have is None or ok is False:
+                _, want = companion_for(name, torch_exact)
+                if want:
+                    new = _render_pip(line, want)
+                    key = "pin_companion" if have is None else "fix_companion"
+                    st.change(
+                        "pip",
+                        "pinned" if have is None else "replaced",
+                        e.text,
+                        new,
+                        _reason(key, package=name, version=want, torch=torch_exact, old=have or ""),
+                        file.pip[e.origin].where.line,
+                    )  # type: ignore[index]
+                    e.text = new
+        for item in file.pip:
+            if item.line.kind == "requirement" and item.line.name in ("torch", "torchvision", "torchaudio"):
+                if item.line.local_tag and any(x.origin == item.index for x in out):
+                    torch_tag = item.line.local_tag
+                    break
+    existing = [
+        (e, file.pip[e.origin], torch_index(file.pip[e.origin].line.value))
+        for e in out
+        if e.origin is not None
+        and file.pip[e.origin].line.kind == "option"
+        and file.pip[e.origin].line.option in ("--index-url", "--extra-index-url", "--find-links")
+    ]
+    existing = [(e, item, idx) for e, item, idx in existing if idx is not None]
+    if torch_tag is None:
+        for _, _, idx in existing:
+            if idx.tag:
+                torch_tag = idx.tag
+                break
+    has_torch_req = any(
+        file.pip[e.origin].line.kind == "requirement"
+        and file.pip[e.origin].line.name in ("torch", "torchvision", "torchaudio")
+        for e in out
+        if e.origin is not None
+    )
+    if not has_torch_req:
+        return out
+    non_family = [
+        file.pip[e.origin]
+        for e in out
+        if e.origin is not None
+        and (
+            file.pip[e.origin].line.kind == "other"
+            or (file.pip[e.origin].line.kind == "requirement" and not _carried(file.pip[e.origin].line.name or ""))
+        )
+    ]
+    main_ok = not non_family
+    if torch_tag and any(idx.tag is None for _, _, idx in existing):
+        return out  # torch_stable.html find-links: serves every variant
+    if torch_tag:
+        like = existing[0][2] if existing else None
+        url = index_url_for(torch_tag, like)
+        option = "--index-url" if main_ok else "--extra-index-url"
+        right = [x for x in existing if x[2].tag == torch_tag]
+        wrong = [x for x in existing if x[2].tag != torch_tag]
+        if right:
+            e, item, idx = right[0]
+            if item.line.option == "--index-url" and not main_ok:
+                new = f"--extra-index-url {idx.url}"
+                st.change(
+                    "pip",
+                    "replaced",
+                    e.text,
+                    new,
+                    _reason("index_hides_pypi", packages=", ".join(p.text for p in non_family[:3])),
+                    item.where.line,
+                )
+                e.text = new
+        elif wrong:
+            e, item, idx = wrong[0]
+            opt = item.line.option if (item.line.option != "--index-url" or main_ok) else "--extra-index-url"
+            if opt == "--find-links":
+                opt = option
+            new = f"{opt} {url}"
+            st.change(
+                "pip",
+                "replaced",
+                e.text,
+                new,
+                _reason("index_wrong_variant", tag=torch_tag, old=idx.tag or "?"),
+                item.where.line,
+            )
+            e.text = new
+        else:
+            new = f"{option} {url}"
+            out.insert(0, Entry(new, None))
+            st.change("pip", "added", None, new, _reason("index_added", tag=torch_tag), None)
+    else:
+        for e, item, idx in existing:
+            if item.line.option == "--index-url" and not main_ok:
+                new = f"--extra-index-url {idx.url}"
+                st.change(
+                    "pip",
+                    "replaced",
+                    e.text,
+                    new,
+                    _reason("index_hides_pypi", packages=", ".join(p.text for p in non_family[:3])),
+                    item.where.line,
+                )
+                e.text = new
+    if any(x[2].tag and x[2].tag.startswith("cu") for x in existing) or (torch_tag or "").startswith("cu"):
+        loose = [
+            file.pip[e.origin]
+            for e in out
+            if e.origin is not None
+            and file.pip[e.origin].line.kind == "requirement"
+            and file.pip[e.origin].line.name in ("torch",)
+            and not parse_pip_line(e.text).exact
+            and not file.pip[e.origin].line.url
+        ]
+        if loose and not main_ok:
+            st.unresolved.append(_reason("pip_unpinned_extra", entry=loose[0].text))
+    return out
+
+
+def fix_text(file: EnvFile, *, installed: Installed | None = None, lock: bool = False) -> tuple[str, Plan]:
+    """The fixed text of ``file`` and the plan that produced it."""
+    from conda_torchcheck.envspec.textedit import apply_plan
+
+    plan = plan_fix(file, installed=installed, lock=lock)
+    if not plan.changed:
+        return file.text, plan
+    return apply_plan(plan), plan
+
+
+# exported for tests
+__all__ = [
+    "Change",
+    "Entry",
+    "Installed",
+    "InstalledPackage",
+    "Plan",
+    "fix_text",
+    "installed_from_environment",
+    "plan_fix",
+    "published_pytorch_cuda",
+]

@@ -1,0 +1,711 @@
+"""TC6xx: what is wrong with an environment file, torch-wise, found without any environment.
+
+Each rule reads the :class:`~conda_torchcheck.envspec.intent.Intent` (how the file will be solved) and yields
+findings with the lines that prove them and a fix that fits this file. A rule stays silent when the file
+does not say enough to be sure (an unpinned version, a channel it does not know): accuracy over volume.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from conda_torchcheck.envspec.intent import (
+    CONDA_TORCH,
+    PIP_TORCH,
+    Intent,
+    analyse,
+    builder_of,
+    companion_for,
+    companion_ok,
+    facts,
+    published_pytorch_cuda,
+    pytorch_channel_last,
+    pytorch_channel_versions,
+    release_python_ok,
+)
+from conda_torchcheck.envspec.matchspec import cuda_of_tag, is_pinned, minor_of_spec, version_key
+from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge import torch_release
+from conda_torchcheck.messages import msg
+
+IDS = tuple(f"TC6{n:02d}" for n in range(1, 15))
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    intent: Intent
+    #: how the user runs the tool: ``conda-torchcheck`` or ``conda torchcheck``
+    command: str = "conda-torchcheck"
+
+    @property
+    def file(self) -> EnvFile:
+        return self.intent.file
+
+    def fix_command(self) -> str:
+        return f"{self.command} spec fix {shlex.quote(self.file.path)} --write"
+
+    def rewrite_fix(self, key: str, **params: Any) -> Fix:
+        return Fix("file", msg(key, **params), (self.fix_command(),), safe_automatic=True)
+
+
+def _at(dep: CondaDep | PipItem) -> dict[str, Any]:
+    return {"line": dep.where.line, "entry": dep.text}
+
+
+def _ev(ctx: RuleContext, **extra: Any) -> dict[str, Any]:
+    return {"file": ctx.file.path, **extra}
+
+
+def _channels_ev(ctx: RuleContext) -> list[dict[str, Any]]:
+    return [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or ()]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC601 channels missing
+
+
+def channels_missing(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    if not i.has_conda_torch and i.misnamed_torch is None:
+        return
+    if ctx.file.channels:
+        return
+    torch = i.deps.get("pytorch")
+    if torch is not None and torch.spec is not None and torch.spec.channel:
+        return
+    if i.selectors:  # they exist only on the pytorch channel: TC604 says it more precisely
+        return
+    entries = [_at(d) for d in ctx.file.deps if d.name in CONDA_TORCH]
+    yield finding(
+        "TC601",
+        Severity.WARNING,
+        evidence=_ev(ctx, channels=None, entries=entries),
+        fixes=[
+            Fix("file", msg("TC601.fix"), (f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} -p <env> --write",))
+        ],
+        file=ctx.file.path,
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC602 channel order
+
+
+def channel_order(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    names = list(ctx.file.channel_names)
+    wants_pytorch_channel = bool(i.selectors) or i.torch_channel == "pytorch" and i.torch_channel_how == "prefix"
+    if wants_pytorch_channel and "pytorch" in names:
+        torch = i.deps.get("pytorch")
+        prefixed = torch is not None and torch.spec is not None and torch.spec.channel_name == "pytorch"
+        first = next((c for c in ctx.file.channels or () if c.name in ("conda-forge", "defaults", "anaconda")), None)
+        if not prefixed and first is not None and names.index(first.name) < names.index("pytorch"):
+            yield finding(
+                "TC602",
+                Severity.ERROR,
+                variant="pytorch",
+                evidence=_ev(ctx, channels=_channels_ev(ctx), selectors=[_at(d) for d in i.selectors]),
+                fixes=[ctx.rewrite_fix("TC602.pytorch.fix", channel=first.text)],
+                channel=first.text,
+            )
+    if "pytorch-cuda" in i.deps and "nvidia" in names and "conda-forge" in names:
+        if names.index("conda-forge") < names.index("nvidia"):
+            yield finding(
+                "TC602",
+                Severity.WARNING,
+                variant="nvidia",
+                evidence=_ev(ctx, channels=_channels_ev(ctx), entry=_at(i.deps["pytorch-cuda"])),
+                fixes=[ctx.rewrite_fix("TC602.nvidia.fix")],
+            )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC603 nodefaults
+
+
+def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    if not i.has_torch or ctx.file.channels is None:
+        return
+    names = set(ctx.file.channel_names)
+    defaults_like = names & set(facts()["defaults"]["names"])
+    if "conda-forge" in names and defaults_like:
+        yield finding(
+            "TC603",
+            Severity.WARNING,
+            variant="mixed",
+            evidence=_ev(ctx, channels=_channels_ev(ctx)),
+            fixes=[ctx.rewrite_fix("TC603.mixed.fix")]
+            if i.era == "conda-forge"
+            else [Fix("file", msg("TC603.mixed.fix_manual"))],
+        )
+        return
+    if "nodefaults" in names or defaults_like or i.era not in ("conda-forge", "pytorch", "pip"):
+        return
+    yield finding(
+        "TC603",
+        Severity.WARNING,
+        variant="missing",
+        evidence=_ev(ctx, channels=_channels_ev(ctx)),
+        fixes=[ctx.rewrite_fix("TC603.missing.fix")],
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC604 a package without the channel that publishes it
+
+
+def _has_channel(ctx: RuleContext, channel: str) -> bool:
+    if channel in ctx.file.channel_names:
+        return True
+    return any(d.spec is not None and d.spec.channel_name == channel for d in ctx.file.deps)
+
+
+def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    unprefixed = [d for d in i.selectors if d.spec is None or d.spec.channel_name != "pytorch"]
+    if unprefixed and "pytorch" not in ctx.file.channel_names:
+        yield finding(
+            "TC604",
+            Severity.ERROR,
+            variant="pytorch",
+            evidence=_ev(ctx, entries=[_at(d) for d in unprefixed], channels=_channels_ev(ctx)),
+            fixes=[ctx.rewrite_fix("TC604.pytorch.fix")],
+            package=unprefixed[0].name,
+        )
+    pc = i.deps.get("pytorch-cuda")
+    if pc is not None and not _has_channel(ctx, "nvidia"):
+        yield finding(
+            "TC604",
+            Severity.ERROR,
+            variant="nvidia",
+            evidence=_ev(ctx, entry=_at(pc), channels=_channels_ev(ctx)),
+            fixes=[ctx.rewrite_fix("TC604.nvidia.fix")],
+        )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC605 a version / package the named channel never had
+
+
+def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    if i.misnamed_torch is not None:
+        yield finding(
+            "TC605",
+            Severity.ERROR,
+            variant="pip_name",
+            evidence=_ev(ctx, entry=_at(i.misnamed_torch)),
+            fixes=[ctx.rewrite_fix("TC605.pip_name.fix")],
+        )
+    for c in ctx.file.channels or ():
+        if c.name in facts()["pytorch_channel"]["deprecated"]:
+            yield finding(
+                "TC605",
+                Severity.WARNING,
+                variant="deprecated_channel",
+                evidence=_ev(ctx, line=c.where.line, channel=c.text),
+                fixes=[Fix("file", msg("TC605.deprecated_channel.fix"))],
+                channel=c.text,
+            )
+    torch = i.deps.get("pytorch") or i.misnamed_torch
+    if i.era == "pytorch" and torch is not None and torch.spec is not None and torch.spec.version:
+        on_channel = [v for v in pytorch_channel_versions() if torch.spec.allows(v) is not False]
+        if not on_channel:
+            yield finding(
+                "TC605",
+                Severity.ERROR,
+                variant="frozen",
+                evidence=_ev(ctx, entry=_at(torch), channel=i.torch_channel, last_release=pytorch_channel_last()),
+                fixes=[ctx.rewrite_fix("TC605.frozen.fix")],
+                version=torch.spec.version,
+                last=pytorch_channel_last(),
+            )
+    pc = i.deps.get("pytorch-cuda")
+    if pc is not None and pc.spec is not None and pc.spec.version:
+        cuda = pc.spec.exact or pc.spec.minor
+        cuda = ".".join(cuda.split(".")[:2]) if cuda else None
+        published = published_pytorch_cuda()
+        if cuda and cuda not in published:
+            yield finding(
+                "TC605",
+                Severity.ERROR,
+                variant="pytorch_cuda_version",
+                evidence=_ev(ctx, entry=_at(pc), published=list(published)),
+                fixes=[Fix("file", msg("TC605.pytorch_cuda_version.fix", published=", ".join(published)))],
+                cuda=cuda,
+            )
+        elif cuda and torch is not None and torch.spec is not None:
+            minor = torch.spec.minor
+            release = torch_release(minor) if minor else None
+            if release is not None and release.pytorch_cuda and cuda not in release.pytorch_cuda:
+                yield finding(
+                    "TC605",
+                    Severity.ERROR,
+                    variant="pytorch_cuda_for_torch",
+                    evidence=_ev(ctx, entries=[_at(torch), _at(pc)], published_for_torch=list(release.pytorch_cuda)),
+                    fixes=[
+                        Fix(
+                            "file",
+                            msg(
+                                "TC605.pytorch_cuda_for_torch.fix", options=", ".join(release.pytorch_cuda), torch=minor
+                            ),
+                        )
+                    ],
+                    cuda=cuda,
+                    torch=minor,
+                )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC606 conda torch and pip torch in one file
+
+
+def _pip_satisfied_by(item: PipItem, version: str | None) -> bool:
+    """Would pip, running ``install -U``, leave a conda-installed torch ``version`` alone?"""
+    exact = item.line.exact
+    return bool(version and exact and exact == version)
+
+
+def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    conda_names = [n for n in CONDA_TORCH if n in i.deps]
+    if not conda_names and i.misnamed_torch is None:
+        return
+    pairs = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+    torch_conda = i.deps.get("pytorch") or i.misnamed_torch
+    for conda_name, pip_name in pairs.items():
+        dep = i.deps.get(conda_name) if conda_name != "pytorch" else torch_conda
+        item = i.pip.get(pip_name)
+        if dep is None or item is None:
+            continue
+        conda_version = dep.spec.exact if dep.spec is not None else None
+        if conda_name == "pytorch" and conda_version is None and i.resolution is not None:
+            conda_version = i.resolution.version
+        redundant = _pip_satisfied_by(item, conda_version)
+        yield finding(
+            "TC606",
+            Severity.WARNING if redundant else Severity.ERROR,
+            variant="redundant" if redundant else "conflict",
+            evidence=_ev(ctx, conda=_at(dep), pip=_at(item)),
+            fixes=[ctx.rewrite_fix("TC606.fix", pip=item.text)],
+            conda=dep.text,
+            pip=item.text,
+        )
+    # torchvision / torchaudio from the other manager than torch
+    if torch_conda is not None and "torch" not in i.pip:
+        for name in ("torchvision", "torchaudio"):
+            if name in i.pip and name not in i.deps:
+                yield finding(
+                    "TC606",
+                    Severity.WARNING,
+                    variant="cross",
+                    evidence=_ev(ctx, torch=_at(torch_conda), other=_at(i.pip[name])),
+                    fixes=[Fix("file", msg("TC606.cross.fix", package=name))],
+                    package=name,
+                    torch_manager="conda",
+                    other_manager="pip",
+                )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC607 pip CUDA torch and the wheel index
+
+
+def _carried(name: str) -> bool:
+    pip = facts()["pip"]
+    return name in pip["index_carries"] or name.startswith(tuple(pip["index_carries_prefixes"]))
+
+
+def pip_index(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    if not i.pip:
+        return
+    indexes = [(item, index) for item, index in i.indexes]
+    find_links_all = any(index.tag is None for _, index in indexes)
+    tags = {index.tag for _, index in indexes if index.tag}
+    for item in i.pip.values():
+        tag = item.line.local_tag
+        if item.line.url:
+            continue
+        if tag and not indexes:
+            yield finding(
+                "TC607",
+                Severity.ERROR,
+                variant="missing",
+                evidence=_ev(ctx, entry=_at(item)),
+                fixes=[ctx.rewrite_fix("TC607.missing.fix", url=f"https://download.pytorch.org/whl/{tag}")],
+                requirement=item.text,
+                tag=tag,
+            )
+        elif tag and tags and tag not in tags and not find_links_all:
+            first_item, first_index = indexes[0]
+            yield finding(
+                "TC607",
+                Severity.ERROR,
+                variant="mismatch",
+                evidence=_ev(ctx, entry=_at(item), index=_at(first_item)),
+                fixes=[ctx.rewrite_fix("TC607.mismatch.fix", tag=tag)],
+                requirement=item.text,
+                tag=tag,
+                index_tag=first_index.tag,
+            )
+    torch_version = i.torch_version
+    release = torch_release(torch_version) if torch_version else None
+    if release is not None and "torch" in i.pip:
+        for item, index in indexes:
+            if index.tag and index.tag.startswith("cu") and index.tag not in release.pip_cuda and not index.nightly:
+                yield finding(
+                    "TC607",
+                    Severity.ERROR,
+                    variant="not_offered",
+                    evidence=_ev(ctx, index=_at(item), torch=_at(i.pip["torch"]), offered=list(release.pip_cuda)),
+                    fixes=[Fix("file", msg("TC607.not_offered.fix", offered=", ".join(release.pip_cuda)))],
+                    tag=index.tag,
+                    torch=torch_version,
+                )
+    main_index = [(item, index) for item, index in indexes if item.line.option == "--index-url"]
+    if main_index:
+        others = [p for p in ctx.file.pip_requirements() if p.line.name and not _carried(p.line.name)]
+        if others:
+            item, _ = main_index[0]
+            yield finding(
+                "TC607",
+                Severity.WARNING,
+                variant="hides_pypi",
+                evidence=_ev(ctx, index=_at(item), others=[_at(p) for p in others]),
+                fixes=[ctx.rewrite_fix("TC607.hides_pypi.fix")],
+                packages=", ".join(p.line.name or p.text for p in others[:5]),
+            )
+    extra = [(item, index) for item, index in indexes if item.line.option == "--extra-index-url" and index.tag]
+    if extra and not main_index:
+        loose = [item for name, item in i.pip.items() if not item.line.url and not item.line.local_tag]
+        if loose:
+            item, index = extra[0]
+            yield finding(
+                "TC607",
+                Severity.WARNING,
+                variant="unpinned_extra",
+                evidence=_ev(ctx, index=_at(item), entries=[_at(p) for p in loose]),
+                fixes=[Fix("file", msg("TC607.unpinned_extra.fix", tag=index.tag))],
+                tag=index.tag,
+            )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC608 torch / torchvision / torchaudio that do not pair
+
+
+def _companion_version(dep: CondaDep | PipItem) -> str | None:
+    if isinstance(dep, CondaDep):
+        if dep.spec is None:
+            return None
+        return dep.spec.exact or dep.spec.minor
+    exact = dep.line.exact
+    if exact:
+        return exact.split("+", 1)[0]
+    spec = dep.line.version_spec
+    return minor_of_spec(spec.lstrip("=")) if spec.startswith("==") else None
+
+
+def triple(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    torch_version = i.torch_version
+    if not torch_version or torch_release(torch_version) is None:
+        return
+    torch_dep: CondaDep | PipItem | None = i.deps.get("pytorch") or i.misnamed_torch or i.pip.get("torch")
+    for name in ("torchvision", "torchaudio"):
+        dep: CondaDep | PipItem | None = i.deps.get(name) or i.pip.get(name)
+        if dep is None:
+            continue
+        version = _companion_version(dep)
+        if not version:
+            continue
+        verdict = companion_ok(name, torch_version, version)
+        if verdict is False:
+            want_minor, want_exact = companion_for(name, torch_version)
+            yield finding(
+                "TC608",
+                Severity.ERROR,
+                evidence=_ev(ctx, torch=_at(torch_dep) if torch_dep else None, companion=_at(dep)),
+                fixes=[ctx.rewrite_fix("TC608.fix", package=name, version=want_exact or want_minor)],
+                package=name,
+                version=version,
+                torch=torch_version,
+                expected=want_exact or want_minor,
+            )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC609 CPU and CUDA at once
+
+
+def cpu_and_cuda(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    if i.variant != "conflict":
+        return
+    cpu = [e for v, e in i.variant_signals if v == "cpu"]
+    cuda = [e for v, e in i.variant_signals if v == "cuda"]
+    yield finding(
+        "TC609",
+        Severity.ERROR,
+        evidence=_ev(ctx, cpu=cpu, cuda=cuda),
+        fixes=[Fix("file", msg("TC609.fix", cpu=", ".join(cpu), cuda=", ".join(cuda)))],
+        cpu=cpu[0],
+        cuda=cuda[0],
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC610 Python outside what that torch supports
+
+
+def python_range(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    if i.python is None or not i.python_minors:
+        return
+    res = i.resolution
+    if res is not None and res.version is None and res.blocked_by and res.blocked_by[-1] == "python":
+        yield finding(
+            "TC610",
+            Severity.ERROR,
+            variant="frozen",
+            evidence=_ev(ctx, python=_at(i.python), newest_match=res.without_python),
+            fixes=[Fix("file", msg("TC610.frozen.fix", version=res.without_python or "?"))],
+            python=i.python.spec.version if i.python.spec else i.python.text,
+            version=res.without_python or "?",
+        )
+        return
+    torch_version = i.torch_version
+    release = torch_release(torch_version) if torch_version else None
+    if release is None:
+        return
+    if release_python_ok(release, i.python_minors):
+        return
+    torch_dep = i.deps.get("pytorch") or i.misnamed_torch or i.pip.get("torch")
+    yield finding(
+        "TC610",
+        Severity.ERROR,
+        evidence=_ev(
+            ctx, python=_at(i.python), torch=_at(torch_dep) if torch_dep else None, supported=list(release.python)
+        ),
+        fixes=[Fix("file", msg("TC610.fix", low=release.python[0], high=release.python[1]))],
+        python=i.python.spec.version if i.python.spec else i.python.text,
+        torch=torch_version,
+        low=release.python[0],
+        high=release.python[1],
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC611 unpinned torch family
+
+
+def unpinned(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    loose: list[CondaDep | PipItem] = []
+    for name in CONDA_TORCH:
+        dep = i.deps.get(name)
+        if dep is not None and dep.spec is not None and not is_pinned(dep.spec.version):
+            loose.append(dep)
+    if i.misnamed_torch is not None:
+        pass  # TC605 pip_name covers it
+    for name in PIP_TORCH:
+        item = i.pip.get(name)
+        if item is None or item.line.url or (name == "torch" and "pytorch" in i.deps):
+            continue
+        spec = item.line.version_spec
+        if not (item.line.exact or (spec.startswith("==") and minor_of_spec(spec.lstrip("=")))):
+            loose.append(item)
+    if not loose:
+        return
+    names = ", ".join(d.spec.name if isinstance(d, CondaDep) and d.spec else (d.line.name or d.text) for d in loose)
+    if i.era == "pytorch" and i.resolution is not None and i.resolution.version:
+        yield finding(
+            "TC611",
+            Severity.WARNING,
+            variant="frozen",
+            evidence=_ev(ctx, entries=[_at(d) for d in loose], resolves_to=i.resolution.version),
+            fixes=[ctx.rewrite_fix("TC611.frozen.fix", version=i.resolution.version)],
+            packages=names,
+            version=i.resolution.version,
+        )
+        return
+    yield finding(
+        "TC611",
+        Severity.WARNING,
+        evidence=_ev(ctx, entries=[_at(d) for d in loose]),
+        fixes=[
+            Fix("file", msg("TC611.fix"), (f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} -p <env> --write",))
+        ],
+        packages=names,
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC612 torch family from different builders
+
+
+def family_channels(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    torch_builder = builder_of(i.torch_channel)
+    if torch_builder is not None:
+        for name in ("torchvision", "torchaudio", "libtorch"):
+            dep = i.deps.get(name)
+            if dep is None or dep.spec is None or dep.spec.channel_name is None:
+                continue
+            other = builder_of(dep.spec.channel_name)
+            if other != torch_builder:
+                torch = i.deps.get("pytorch")
+                yield finding(
+                    "TC612",
+                    Severity.ERROR,
+                    variant="family",
+                    evidence=_ev(
+                        ctx, torch=_at(torch) if torch else None, other=_at(dep), torch_channel=i.torch_channel
+                    ),
+                    fixes=[ctx.rewrite_fix("TC612.family.fix", package=name, channel=i.torch_channel)],
+                    package=name,
+                    channel=dep.spec.channel_name,
+                    torch_channel=i.torch_channel,
+                )
+    if i.era == "conda-forge" and _has_channel(ctx, "nvidia"):
+        where = [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or () if c.name == "nvidia"]
+        where += [_at(d) for d in ctx.file.deps if d.spec is not None and d.spec.channel_name == "nvidia"]
+        yield finding(
+            "TC612",
+            Severity.WARNING,
+            variant="nvidia",
+            evidence=_ev(ctx, nvidia=where),
+            fixes=[ctx.rewrite_fix("TC612.nvidia.fix")],
+        )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC613 cudatoolkit where the torch uses something else
+
+
+def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    dep = i.deps.get("cudatoolkit")
+    if dep is None or dep.spec is None:
+        return
+    version = dep.spec.exact or dep.spec.minor or ""
+    major = version_key(version).major if version_key(version) else None
+    if i.era == "pytorch":
+        torch_version = i.torch_version
+        from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
+        key, base = version_key(torch_version or ""), version_key(from_minor)
+        if key is not None and base is not None and key >= base:
+            yield finding(
+                "TC613",
+                Severity.WARNING,
+                variant="pytorch",
+                evidence=_ev(ctx, entry=_at(dep), torch=torch_version),
+                fixes=[ctx.rewrite_fix("TC613.pytorch.fix", cuda=version or "11.8")],
+                torch=torch_version,
+            )
+    elif i.era == "conda-forge":
+        last = facts()["conda_forge"]["cudatoolkit_last_major"]
+        if (major is not None and major > last) or "cuda-version" in i.deps:
+            yield finding(
+                "TC613",
+                Severity.WARNING if major is None or major <= last else Severity.ERROR,
+                variant="conda_forge",
+                evidence=_ev(ctx, entry=_at(dep)),
+                fixes=[ctx.rewrite_fix("TC613.conda_forge.fix")],
+                version=version or "?",
+            )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# TC614 the conda-forge variant chosen by the machine
+
+
+def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    torch = i.deps.get("pytorch")
+    if i.era != "conda-forge" or torch is None or torch.spec is None:
+        return
+    if torch.spec.build or "pytorch-gpu" in i.deps or "pytorch-cpu" in i.deps:
+        return
+    if i.variant == "cuda":
+        signal = next(e for v, e in i.variant_signals if v == "cuda")
+        yield finding(
+            "TC614",
+            Severity.WARNING,
+            variant="cuda_not_forced",
+            evidence=_ev(ctx, entry=_at(torch), cuda_signal=signal),
+            fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
+            signal=signal,
+        )
+    elif i.variant is None:
+        yield finding(
+            "TC614",
+            Severity.INFO,
+            variant="implicit",
+            evidence=_ev(ctx, entry=_at(torch)),
+            fixes=[Fix("file", msg("TC614.implicit.fix"))],
+        )
+
+
+RULES: tuple[Callable[[RuleContext], Iterator[Finding]], ...] = (
+    channels_missing,
+    channel_order,
+    nodefaults,
+    channel_for_package,
+    not_on_channel,
+    conda_and_pip,
+    pip_index,
+    triple,
+    cpu_and_cuda,
+    python_range,
+    unpinned,
+    family_channels,
+    cudatoolkit,
+    variant_implicit,
+)
+
+
+def check_file(file: EnvFile, *, command: str = "conda-torchcheck") -> list[Finding]:
+    """Every TC6xx finding for ``file``, errors first, in file order within a severity."""
+    intent = analyse(file)
+    if not intent.has_torch:
+        return []
+    ctx = RuleContext(intent, command)
+    found: list[Finding] = []
+    for rule in RULES:
+        for f in rule(ctx):
+            found.append(f if f.check else _with_check(f, rule.__name__))
+    return sorted(found, key=lambda f: (f.severity.rank, _first_line(f), f.id))
+
+
+def _with_check(f: Finding, name: str) -> Finding:
+    from dataclasses import replace
+
+    return replace(f, check=f"envspec.{name}")
+
+
+def _first_line(f: Finding) -> int:
+    lines: list[int] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("line"), int):
+                lines.append(value["line"])
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(dict(f.evidence))
+    return min(lines) if lines else 0
+
+
+def cuda_tag_version(tag: str | None) -> str | None:  # re-exported for the rewriter
+    return cuda_of_tag(tag)
