@@ -234,6 +234,30 @@ class EnvBuilder:
         files = {f"torch/{p.name}": p.read_bytes() for p in pkg.iterdir() if p.is_file()}
         return self.dist("torch", version, installer=installer, files=files, site=site, requires=requires)
 
+    def conda_python_package(
+        self,
+        name: str,
+        version: str,
+        build: str,
+        *,
+        channel: str = "conda-forge",
+        import_name: str | None = None,
+        dist_name: str | None = None,
+        depends: Iterable[str] = ("python",),
+    ) -> Path:
+        """A conda record for a Python package: ``<sp>/<import_name>/__init__.py`` plus a dist-info with
+        INSTALLER ``conda`` (torchvision, torchaudio, numpy …), as conda-forge ships them."""
+        import_name = import_name or name.replace("-", "_")
+        dist_name = (dist_name or name).replace("-", "_")
+        info = f"{self.site_rel}/{dist_name}-{version}.dist-info"
+        files = {
+            f"{self.site_rel}/{import_name}/__init__.py": f"__version__ = '{version}'\n".encode(),
+            f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist_name}\nVersion: {version}\n".encode(),
+            f"{info}/INSTALLER": b"conda\n",
+            f"{info}/RECORD": b"",
+        }
+        return self.conda_record(name, version, build, channel=channel, depends=depends, files=files)
+
     def conda_pytorch(
         self,
         version: str,

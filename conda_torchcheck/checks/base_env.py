@@ -75,11 +75,10 @@ def _inactive(ctx: CheckContext) -> Iterator[Finding]:
         return
     activate = f"conda activate {cmd.conda_target(env).split(' ', 1)[1]}" if env.layout in ("conda", "pixi") else None
     if env.layout == "venv":
-        activate = (
-            f'"{cmd.native_path(env, env.prefix)}\\Scripts\\activate"'
-            if env.is_windows
-            else f'source "{cmd.native_path(env, env.prefix)}/bin/activate"'
+        script = cmd.join_native(
+            env, cmd.prefix_text(env), *(("Scripts", "activate") if env.is_windows else ("bin", "activate"))
         )
+        activate = f'"{script}"' if env.is_windows else f'source "{script}"'
     fixes = [Fix("env", msg("TC107.fix"), commands=(activate,))] if activate else []
     yield finding(
         "TC107",

@@ -18,14 +18,20 @@ _WSL_DRIVE = re.compile(r"^/mnt/([a-zA-Z])(/.*)?$")
 
 
 def native_path(env: Environment, path: object) -> str:
-    """``path`` as the env's own OS writes it (``C:\\x`` for a Windows env seen as ``/mnt/c/x`` from WSL)."""
+    """``path`` as the env's own OS writes it: ``C:\\x`` for a Windows env seen as ``/mnt/c/x`` from WSL. A
+    Windows env copied elsewhere (``/data/env``) keeps the path it was examined at."""
     text = str(path)
     if not env.is_windows:
         return text
     m = _WSL_DRIVE.match(text)
     if m:
-        text = f"{m.group(1).upper()}:{m.group(2) or '/'}"
-    return text.replace("/", "\\")
+        return f"{m.group(1).upper()}:{m.group(2) or '/'}".replace("/", "\\")
+    return text
+
+
+def join_native(env: Environment, base: str, *parts: str) -> str:
+    sep = "\\" if env.is_windows and "/" not in base else "/"
+    return sep.join([base.rstrip("/\\"), *parts])
 
 
 def prefix_text(env: Environment) -> str:
@@ -41,9 +47,9 @@ def python_path(env: Environment) -> str:
     if env.is_windows:
         if env.python.executable is not None:
             return native_path(env, env.python.executable)
-        sub = "Scripts\\python.exe" if env.layout == "venv" else "python.exe"
-        return f"{prefix_text(env)}\\{sub}"
-    return f"{prefix_text(env)}/bin/python"
+        parts = ("Scripts", "python.exe") if env.layout == "venv" else ("python.exe",)
+        return join_native(env, prefix_text(env), *parts)
+    return join_native(env, prefix_text(env), "bin", "python")
 
 
 @functools.lru_cache(maxsize=32)
@@ -116,6 +122,8 @@ def pip(env: Environment, args: str, *, dist: Distribution | None = None) -> str
     """``"<python>" -m pip <args>`` (or ``uv pip <args> --python "<python>"`` for a uv-installed dist)."""
     py = quote(python_path(env))
     if uses_uv(dist):
+        # uv never prompts before uninstalling and has no -y
+        args = args.replace("uninstall -y ", "uninstall ")
         return f"uv pip {args} --python {py}"
     return f"{py} -m pip {args}"
 

@@ -110,7 +110,8 @@ def _pytorch_cuda(ctx: CheckContext) -> Iterator[Finding]:
     if rec is None:
         return
     bv = record_variant(rec)
-    if bv.variant != "cuda":
+    variant = bv.variant or (t.variant if t.variant in ("cpu", "cuda") else None)
+    if variant != "cuda":
         return  # a cpu pytorch beside pytorch-cuda is TC102's mixed variant
     if builder(rec.channel) != "pytorch":
         yield finding(

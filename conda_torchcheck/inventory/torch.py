@@ -212,7 +212,9 @@ def find_torch(env: Environment) -> TorchInfo:
     version_py = read_version_py(package_dir) if package_dir is not None else None
     if record is not None and dist is not None:
         owner = conda_owner(env, dist)
-        source = "conda" if owner is not None else "pip-over-conda"
+        # conda's own folder with pip's INSTALLER: `pip install --force-reinstall` rewrote the files in place
+        rewritten = (dist.installer or "conda").lower() != "conda"
+        source = "conda" if owner is not None and not rewritten else "pip-over-conda"
     elif record is not None:
         source = "conda"
     elif dist is not None and (dist.installer or "").lower() == "conda":
