@@ -26,6 +26,12 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.shadowing",
     "conda_torchcheck.checks.base_env",
     "conda_torchcheck.checks.cpu_build",
+    "conda_torchcheck.checks.win_integrity",
+    "conda_torchcheck.checks.win_missing",
+    "conda_torchcheck.checks.win_vcruntime",
+    "conda_torchcheck.checks.win_binaries",
+    "conda_torchcheck.checks.win_openmp",
+    "conda_torchcheck.checks.win_path",
     "conda_torchcheck.checks.import_test",
 )
 

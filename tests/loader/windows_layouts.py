@@ -1,0 +1,128 @@
+"""Windows env layouts built from real wheels (tests/realdata.py) for the loader, check and tree tests.
+
+Files are hard-linked from the extraction cache when possible (fast, no extra disk): a test that damages a file
+must replace it (:func:`replace_file`), never write into it, or it would damage the shared cache.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from tests import realdata
+from tests.envbuilder import EnvBuilder, pe_stub
+
+TORCH_MEMBERS = ("torch/lib/*.dll", "torch/*.pyd", "torch/__init__.py", "torch/version.py", "torch-*.dist-info/*")
+WHEEL_MEMBERS = ("*.dll", "*.pyd", "*.dist-info/*")
+
+# the OS DLLs torch 2.0-2.15, the VC runtime and intel-openmp import (real-test-data.md §2.4)
+OS_DLLS = (
+    "kernel32.dll",
+    "kernelbase.dll",
+    "ntdll.dll",
+    "advapi32.dll",
+    "dbghelp.dll",
+    "iphlpapi.dll",
+    "psapi.dll",
+    "user32.dll",
+    "userenv.dll",
+    "ws2_32.dll",
+    "wintrust.dll",
+    "imagehlp.dll",
+    "shell32.dll",
+    "ole32.dll",
+    "oleaut32.dll",
+    "ucrtbase.dll",
+)
+
+
+def link_or_copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if dst.exists():
+        dst.unlink()
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Give ``path`` new contents without touching the (possibly hard-linked) original."""
+    path.unlink()
+    path.write_bytes(data)
+
+
+def torch_root(version: str) -> Path:
+    return realdata.extract(f"torch-{version}-win", TORCH_MEMBERS)
+
+
+def wheel_root(key: str) -> Path:
+    return realdata.extract(key, WHEEL_MEMBERS)
+
+
+def install_torch(env: EnvBuilder, version: str, *, site: Path | None = None) -> Path:
+    """Lay the real wheel's torch files into ``site`` with a RECORD trimmed to the extracted members."""
+    root = torch_root(version)
+    site = site or env.site_packages
+    info = next(root.glob("torch-*.dist-info"))
+    present = set()
+    for path in root.rglob("*"):
+        if path.is_file() and path.name != ".complete":
+            rel = path.relative_to(root).as_posix()
+            present.add(rel)
+            link_or_copy(path, site / rel)
+    rows = []
+    with open(info / "RECORD", encoding="utf-8", newline="") as fh:
+        for row in csv.reader(fh):
+            if row and (row[0] in present or row[0].endswith("/RECORD")):
+                rows.append(row)
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    target_info = site / info.name
+    (target_info / "RECORD").unlink()
+    (target_info / "RECORD").write_text(out.getvalue(), encoding="utf-8")
+    (target_info / "INSTALLER").write_text("pip\n", encoding="utf-8")
+    return site / "torch"
+
+
+def runtime_dlls(key: str) -> dict[str, Path]:
+    """name (lower case) -> file, for the msvc-runtime wheel ``key`` (both data/ and data/Scripts/ copies)."""
+    out: dict[str, Path] = {}
+    for path in sorted(wheel_root(key).rglob("*.dll")):
+        out.setdefault(path.name.lower(), path)
+    return out
+
+
+def install_runtime(dest: Path, key: str, names: Iterable[str] | None = None) -> list[Path]:
+    dlls = runtime_dlls(key)
+    wanted = [n.lower() for n in names] if names is not None else list(dlls)
+    placed = []
+    for name in wanted:
+        link_or_copy(dlls[name], dest / name)
+        placed.append(dest / name)
+    return placed
+
+
+def openmp_dll(key: str = "intel-openmp-2021.4-win64") -> Path:
+    return next(wheel_root(key).rglob("libiomp5md.dll"))
+
+
+def fake_windows(root: Path, *, arch: str = "x86_64", extra: Iterable[Path] = ()) -> Path:
+    """A Windows folder whose System32 holds header-only stand-ins for the OS DLLs (and real files given)."""
+    system32 = root / "System32"
+    system32.mkdir(parents=True, exist_ok=True)
+    for name in OS_DLLS:
+        (system32 / name).write_bytes(pe_stub(arch))
+    for path in extra:
+        link_or_copy(path, system32 / path.name.lower())
+    return root
+
+
+def record_digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
