@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,8 @@ class RankedCause:
     #: the error names something this cause is specifically about (the DLL, the symbol ...)
     specific: bool = False
     confirmed_by: tuple[Finding, ...] = ()
+    #: a confirming finding names what the error names (the same DLL, library, symbol or version)
+    exact: bool = False
     ruled_out: Text | None = None
     commands: tuple[str, ...] = ()
 
@@ -74,6 +75,7 @@ class RankedCause:
             "fix": self.fix.render(lang),
             "commands": list(self.commands),
             "confirmed_by": [f.id for f in self.confirmed_by],
+            "exact": self.exact,
             "ruled_out_because": self.ruled_out.render(lang) if self.ruled_out else None,
             "checked_by": list(self.cause.confirm),
             "sources": list(self.cause.sources),
@@ -102,7 +104,9 @@ class Diagnosis:
 
     @property
     def root_cause(self) -> RankedCause | None:
-        return next((c for c in self.causes if c.status == CONFIRMED), None)
+        """The most likely confirmed cause; one whose evidence names the same DLL/library/symbol comes first."""
+        confirmed = [c for c in self.causes if c.status == CONFIRMED]
+        return next((c for c in confirmed if c.exact), confirmed[0] if confirmed else None)
 
     @property
     def verdict(self) -> Text:
@@ -258,18 +262,37 @@ def _matches_prefix(finding_id: str, prefixes: Sequence[str]) -> bool:
     return any(finding_id.upper().startswith(p.upper()) for p in prefixes)
 
 
+def _confirm_entry_matches(f: Finding, entry: str) -> tuple[bool, bool]:
+    """(matches, precise): ``TC301`` / ``TC3`` match finding ids; ``TC301.libomp140`` matches that catalog variant
+    only, and is precise enough that ``mentions`` are not needed."""
+    if "." in entry:
+        return f.title.key.upper().startswith(entry.upper() + "."), True
+    return f.id.upper().startswith(entry.upper()), False
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _strings(item)
+    elif value is not None:
+        yield str(value)
+
+
 def finding_text(f: Finding) -> str:
-    """Everything a finding says, in English, lower-case: what ``mentions`` are searched in."""
+    """Everything a finding says, in English, lower-case: what ``mentions`` are searched in (paths unescaped)."""
     parts = [f.id, f.title.render("en"), f.explanation.render("en")]
-    try:
-        parts.append(json.dumps(f.to_dict("en")["evidence"], ensure_ascii=False))
-    except (TypeError, ValueError):
-        parts.append(str(f.evidence))
+    parts.extend(_strings(f.to_dict("en")["evidence"]))
     parts.extend(fix.summary.render("en") + " " + " ".join(fix.commands) for fix in f.fixes)
     return "\n".join(parts).lower()
 
 
 def confirming_findings(cause: Cause, fields: dict[str, str], findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """Findings (errors and warnings) that show ``cause`` on the env: an id or catalog variant listed in
+    ``confirm``; for id/prefix entries the finding must also mention one of ``mentions`` when the cause has any."""
     if not cause.confirm:
         return ()
     mentions = []
@@ -277,21 +300,28 @@ def confirming_findings(cause: Cause, fields: dict[str, str], findings: Sequence
         names = _PLACEHOLDER.findall(m)
         if all(n in fields for n in names):
             mentions.append(_PLACEHOLDER.sub(lambda g: fields[g.group(1)], m).lower())
-    wanted_mentions = bool(cause.mentions)
     out = []
     for f in findings:
         if f.severity is Severity.INFO or _matches_prefix(f.id, NEVER_CONFIRMING):
             continue
-        if not _matches_prefix(f.id, cause.confirm):
+        hits = [_confirm_entry_matches(f, entry) for entry in cause.confirm]
+        if not any(matched for matched, _ in hits):
             continue
-        if wanted_mentions:
-            if not mentions:
-                continue
-            text = finding_text(f)
-            if not any(m in text for m in mentions):
+        precise = any(matched and exact for matched, exact in hits)
+        if cause.mentions and not precise:
+            if not mentions or not any(m in finding_text(f) for m in mentions):
                 continue
         out.append(f)
     return tuple(out)
+
+
+#: fields that identify *this* error: a confirming finding that names them describes exactly this failure
+IDENTIFYING_FIELDS = ("dll", "library", "symbol", "version")
+
+
+def names_the_error(findings: Sequence[Finding], fields: dict[str, str]) -> bool:
+    wanted = [fields[k].lower() for k in IDENTIFYING_FIELDS if fields.get(k)]
+    return bool(wanted) and any(all(w in finding_text(f) for w in wanted) for f in findings)
 
 
 # --- the whole diagnosis -------------------------------------------------------------------------------------
@@ -378,6 +408,7 @@ def diagnose(
                     status=status,
                     specific=rc.specific,
                     confirmed_by=confirmed,
+                    exact=names_the_error(confirmed, match.fields),
                     ruled_out=reason,
                     commands=commands,
                     _params=params,

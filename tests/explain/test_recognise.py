@@ -1,0 +1,369 @@
+"""Real error texts (from the failure catalog, bug reports and the Chinese seed articles) → the right pattern."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conda_torchcheck.explain.recognise import normalize_text, recognise
+
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+
+# (text, pattern id, expected fields) — verbatim texts as users paste them
+CASES = [
+    (
+        (
+            r'OSError: [WinError 126] The specified module could not be found. Error loading "C:\Users\x\AppData\Roaming'  # noqa: E501
+            r'\Python\Python311\site-packages\torch\lib\shm.dll" or one of its dependencies.'
+        ),
+        "winerror-126",
+        {"dll": "shm.dll"},
+    ),
+    (
+        (
+            r'OSError: [WinError 126] 找不到指定的模块。 Error loading "D:\soft\Anaconda\envs\Muice\lib\site-packages'
+            r'\torch\lib\fbgemm.dll" or one of its dependencies.'
+        ),
+        "winerror-126",
+        {"dll": "fbgemm.dll"},
+    ),
+    (
+        (
+            r'OSError: [WinError 126] Не найден указанный модуль. Error loading "C:\Users\USER\AppData\Local\Programs'
+            r'\Python\Python311\Lib\site-packages\torch\lib\cudnn_cnn_infer64_8.dll" or one of its dependencies.'
+        ),
+        "winerror-126",
+        {"dll": "cudnn_cnn_infer64_8.dll"},
+    ),
+    (
+        (
+            r"FileNotFoundError: Could not find module 'C:\Python38\lib\site-packages\torch\lib\c10.dll' (or one of its "  # noqa: E501
+            r"dependencies). Try using the full path with constructor syntax."
+        ),
+        "winerror-126",
+        {"dll": "c10.dll"},
+    ),
+    (
+        (
+            r'OSError: [WinError 127] 找不到指定的程序。 Error loading "D:\Code\TorchProject\venv\lib\site-packages\torch'  # noqa: E501
+            r'\lib\torch_python.dll" or one of its dependencies.'
+        ),
+        "winerror-127",
+        {"dll": "torch_python.dll"},
+    ),
+    (
+        (
+            r'OSError: [WinError 127] The specified procedure could not be found. Error loading "C:\x\venv\Lib'
+            r'\site-packages\torch\lib\caffe2_detectron_ops_gpu.dll" or one of its dependencies.'
+        ),
+        "winerror-127",
+        {"dll": "caffe2_detectron_ops_gpu.dll"},
+    ),
+    (r"OSError: [WinError 193] %1 不是有效的 Win32 应用程序。", "winerror-193", {}),
+    (
+        (
+            r"OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "
+            r'"C:\Program Files\Python311\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies.'
+        ),
+        "winerror-1114",
+        {"dll": "c10.dll"},
+    ),
+    (
+        (
+            r'OSError: [WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "D:\anaconda\envs\graphrag\lib'
+            r'\site-packages\torch\lib\c10.dll" or one of its dependencies.'
+        ),
+        "winerror-1114",
+        {"dll": "c10.dll"},
+    ),
+    (
+        "ImportError: DLL load failed while importing _C: The specified module could not be found.",
+        "import-126",
+        {"module": "_C"},
+    ),
+    ("ImportError: DLL load failed while importing _C: 找不到指定的模块。", "import-126", {"module": "_C"}),
+    ("ImportError: DLL load failed: 找不到指定的模块。", "import-126", {}),
+    (
+        "ImportError: DLL load failed while importing _C: Das angegebene Modul wurde nicht gefunden.",
+        "import-126",
+        {"module": "_C"},
+    ),
+    (
+        "ImportError: DLL load failed while importing _C: 指定されたモジュールが見つかりません。",
+        "import-126",
+        {"module": "_C"},
+    ),
+    ("ImportError: DLL load failed while importing lib: 找不到指定的程序。", "import-127", {"module": "lib"}),
+    (
+        "ImportError: DLL load failed while importing _C: The specified procedure could not be found.",
+        "import-127",
+        {"module": "_C"},
+    ),
+    ("ImportError: DLL load failed while importing _C: %1 is not a valid Win32 application.", "import-193", {}),
+    (
+        "ImportError: DLL load failed while importing _C: A dynamic link library (DLL) initialization routine failed.",
+        "import-1114",
+        {"module": "_C"},
+    ),
+    # full-width parentheses and no spaces, as some consoles and editors produce
+    ("ImportError: DLL load failed while importing _C: 动态链接库（DLL）初始化例程失败", "import-1114", {}),
+    (
+        "OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.",
+        "omp-error-15",
+        {"runtime": "libiomp5md.dll", "other": "libiomp5md.dll"},
+    ),
+    (
+        "OMP: Error #15: Initializing libiomp5.dylib, but found libomp.dylib already initialized.",
+        "omp-error-15",
+        {"runtime": "libiomp5.dylib", "other": "libomp.dylib"},
+    ),
+    (
+        (
+            "ImportError: /home/u/miniconda3/envs/t/lib/python3.10/site-packages/torch/lib/libtorch_cpu.so: "
+            "undefined symbol: iJIT_NotifyEvent"
+        ),
+        "undefined-symbol",
+        {"symbol": "iJIT_NotifyEvent", "library": "libtorch_cpu.so"},
+    ),
+    (
+        (
+            "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+            "ncclCommRegister"
+        ),
+        "undefined-symbol",
+        {"symbol": "ncclCommRegister", "library": "libtorch_cuda.so"},
+    ),
+    (
+        (
+            "ImportError: /venv/lib/python3.11/site-packages/nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: "
+            "__nvJitLinkComplete_12_4, version libnvJitLink.so.12"
+        ),
+        "undefined-symbol",
+        {"symbol": "__nvJitLinkComplete_12_4", "symbol_version": "libnvJitLink.so.12", "library": "libcusparse.so.12"},
+    ),
+    (
+        (
+            "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by "
+            "/home/u/miniconda3/envs/x/lib/python3.11/site-packages/torch/lib/libtorch_python.so)"
+        ),
+        "version-not-found",
+        {"version": "GLIBCXX_3.4.30", "library": "libstdc++.so.6", "required_by": "libtorch_python.so"},
+    ),
+    (
+        (
+            "ImportError: /home/u/miniconda3/envs/x/bin/../lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found "
+            "(required by /home/u/.cache/torch_extensions/py311_cu121/fused/fused.so)"
+        ),
+        "version-not-found",
+        {"version": "GLIBCXX_3.4.32", "needed_gcc": "13"},
+    ),
+    (
+        "ImportError: libgomp.so.1: version `OACC_2.0' not found (required by /x/torch/lib/libtorch_cpu.so)",
+        "version-not-found",
+        {"version": "OACC_2.0"},
+    ),
+    (
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+        "cannot-open-shared-object",
+        {"library": "libcudnn.so.9"},
+    ),
+    (
+        "OSError: libcurand.so.10: cannot open shared object file: No such file or directory",
+        "cannot-open-shared-object",
+        {"library": "libcurand.so.10"},
+    ),
+    (
+        (
+            "UserWarning: Failed to load image Python extension: libtorch_cuda_cu.so: cannot open shared object file: "
+            "No such file or directory"
+        ),
+        "cannot-open-shared-object",
+        {"library": "libtorch_cuda_cu.so"},
+    ),
+    (
+        "ImportError: libc10_cuda.so: 无法打开共享对象文件: 没有那个文件或目录",
+        "cannot-open-shared-object",
+        {"library": "libc10_cuda.so"},
+    ),
+    (
+        (
+            "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please "  # noqa: E501
+            "update your GPU driver by downloading and installing a new version from the URL: "
+            "http://www.nvidia.com/Download/index.aspx"
+        ),
+        "cuda-driver-too-old",
+        {"found": "11040", "found_cuda": "11.4"},
+    ),
+    (
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+        "cuda-driver-too-old",
+        {},
+    ),
+    (
+        (
+            "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"  # noqa: E501
+            "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90."
+        ),
+        "gpu-arch-unsupported",
+        {"sm": "sm_120", "supported": "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"},
+    ),
+    ("RuntimeError: operator torchvision::nms does not exist", "torchvision-operator-missing", {"op": "nms"}),
+    (
+        (
+            "Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.\n"
+            "It can be downloaded at https://aka.ms/vs/16/release/vc_redist.x64.exe"
+        ),
+        "vc-redist-warning",
+        {},
+    ),
+    (
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+        "zlibwapi-missing",
+        {},
+    ),
+    (
+        "ImportError: Failed to load PyTorch C extensions:\n    It appears that PyTorch has loaded the `torch/_C` folder",  # noqa: E501
+        "c-extensions-not-loaded",
+        {},
+    ),
+    (
+        (
+            "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+            "ERROR: No matching distribution found for torch"
+        ),
+        "no-matching-distribution",
+        {"requirement": "torch"},
+    ),
+    (
+        r"WARNING: Ignoring invalid distribution -orch (c:\users\x\miniconda3\envs\t\lib\site-packages)",
+        "invalid-distribution",
+        {"leftover": "-orch"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "pattern", "fields"), CASES, ids=[f"{c[1]}-{i}" for i, c in enumerate(CASES)])
+def test_known_texts(text, pattern, fields):
+    matches = recognise(text)
+    assert [m.pattern_id for m in matches] == [pattern]
+    for key, value in fields.items():
+        assert matches[0].fields.get(key) == value, (key, matches[0].fields)
+
+
+def test_every_pattern_has_an_example():
+    from conda_torchcheck.explain.patterns import table
+
+    covered = {c[1] for c in CASES} | {"import-dll-failed"}
+    assert {p.id for p in table().patterns} <= covered
+
+
+def test_unknown_reason_language_falls_back_without_hiding_known_ones():
+    text = "ImportError: DLL load failed while importing _C: Une erreur inconnue est survenue."
+    [m] = recognise(text)
+    assert m.pattern_id == "import-dll-failed"
+    assert m.fields["reason"].startswith("Une erreur")
+    # a known reason is never also reported by the fallback
+    [m] = recognise("ImportError: DLL load failed while importing _C: 找不到指定的模块。")
+    assert m.pattern_id == "import-126"
+
+
+def test_failing_package_is_read_from_the_traceback():
+    text = r"""Traceback (most recent call last):
+  File "C:\proj\app.py", line 3, in <module>
+    import torchvision
+  File "C:\env\Lib\site-packages\torchvision\__init__.py", line 10, in <module>
+    from .extension import _HAS_OPS
+  File "C:\env\Lib\site-packages\torchvision\extension.py", line 5, in <module>
+    from . import _C
+ImportError: DLL load failed while importing _C: The specified procedure could not be found."""
+    [m] = recognise(text)
+    assert m.pattern_id == "import-127"
+    assert m.fields["package"] == "torchvision"
+
+
+def test_package_is_not_taken_from_an_earlier_error():
+    text = (
+        "ImportError: /x/envs/a/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: iJIT_x\n"
+        "ImportError: DLL load failed while importing _C: 找不到指定的模块。"
+    )
+    ms = recognise(text)
+    assert [m.pattern_id for m in ms] == ["undefined-symbol", "import-126"]
+    assert "package" not in ms[1].fields
+
+
+def test_seed_articles():
+    seeds = sorted(SEEDS.glob("*.txt"))
+    if not seeds:
+        pytest.skip("seed articles not available")
+    found = {p.name: [m.pattern_id for m in recognise(p.read_text(encoding="utf-8"))] for p in seeds}
+    assert found["000_72e60d64c1d62f44.txt"] == ["import-126"]
+    assert found["004_d4d4e6a86b7e2b24.txt"] == ["winerror-126"]
+    [m] = recognise((SEEDS / "004_d4d4e6a86b7e2b24.txt").read_text(encoding="utf-8"))
+    assert m.fields["dll"] == "shm.dll"  # quotes were lost by the web page: still found
+
+
+NOISY_THREAD = """\
+### 🐛 Describe the bug
+
+I installed with `pip install torch` and get:
+
+> Traceback (most recent call last):
+>   File "C:\\\\Users\\\\me\\\\app.py", line 1, in <module>
+>     import torch
+>   File "C:\\\\Users\\\\me\\\\venv\\\\Lib\\\\site-packages\\\\torch\\\\__init__.py", line 148, in <module>
+>     raise err
+> OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\Users\\\\me\\\\venv\\\\Lib\
+\\\\site-packages\\\\torch\\\\lib\\\\fbgemm.dll" or one of its dependencies.
+
+Then I tried conda and now:\r
+\x1b[31mOMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.\x1b[0m\r
+OMP: Hint This means that multiple copies of the OpenMP runtime have been linked into the program.
+
+Same again (second run):
+OSError: [WinError 126] The specified module could not be found. Error loading &quot;C:\\\\Users\\\\me\\\\venv\\\\Lib\
+\\\\site-packages\\\\torch\\\\lib\\\\fbgemm.dll&quot; or one of its dependencies.
+"""
+
+
+def test_whole_thread_with_noise_and_several_errors():
+    ms = recognise(NOISY_THREAD)
+    assert [m.pattern_id for m in ms] == ["winerror-126", "omp-error-15"]
+    assert ms[0].fields["dll"] == "fbgemm.dll"
+    assert ms[0].count == 2  # the repeated error is one diagnosis
+    assert "\x1b" not in ms[1].excerpt
+
+
+def test_issue_title_without_dll_folds_into_the_full_error():
+    text = (
+        "OSError: [WinError 126] 找不到指定的模块。\n\nTraceback ...\n"
+        'OSError: [WinError 126] 找不到指定的模块。 Error loading "E:\\x\\lib\\site-packages\\torch\\lib\\fbgemm.dll" '
+        "or one of its dependencies."
+    )
+    [m] = recognise(text)
+    assert m.fields["dll"] == "fbgemm.dll"
+    assert m.count == 2
+
+
+def test_json_escaped_paste():
+    text = r'"message": "[WinError 126] The specified module could not be found. Error loading \"c:\\Users\\Noor\\anaconda3\\envs\\DL\\Lib\\site-packages\\torch\\lib\\fbgemm.dll\" or one of its dependencies."'  # noqa: E501
+    [m] = recognise(text)
+    assert m.fields["dll"] == "fbgemm.dll"
+
+
+def test_two_different_dlls_are_two_errors():
+    text = (
+        'OSError: [WinError 126] x. Error loading "C:\\a\\torch\\lib\\shm.dll" or one of its dependencies.\n'
+        'OSError: [WinError 126] x. Error loading "C:\\a\\torch\\lib\\c10.dll" or one of its dependencies.\n'
+    )
+    assert [m.fields["dll"] for m in recognise(text)] == ["shm.dll", "c10.dll"]
+
+
+def test_normalize_text():
+    assert normalize_text("> a\r\n> > b\r\n│ c │") == "a\nb\nc"
+    assert normalize_text("\ufeff&quot;x&quot;") == '"x"'
+
+
+def test_nothing_recognised():
+    assert recognise("everything is fine\nTraceback (most recent call last):\nKeyError: 'x'") == []
+    assert recognise("") == []
