@@ -73,8 +73,10 @@ def run_verb(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if sys.stdout.encoding and sys.stdout.encoding.lower() not in ("utf-8", "utf8"):
-        try:  # Windows consoles and C locales: don't die on 中文 paths
+    if (sys.stdout.encoding and sys.stdout.encoding.lower() not in ("utf-8", "utf8")) or (
+        getattr(sys.stdout, "errors", None) == "strict"
+    ):
+        try:  # Windows consoles, C locales, PYTHONIOENCODING: don't die on 中文 paths or undecodable bytes
             sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
             sys.stderr.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
