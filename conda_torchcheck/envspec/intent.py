@@ -142,9 +142,12 @@ def python_minors(spec: str | None) -> tuple[str, ...] | None:
     """The Python minors a ``python`` constraint allows (None when it says nothing or cannot be read)."""
     if spec is None or spec.strip() in ("", "*"):
         return None
+    single = minor_of_spec(spec)
+    if single is not None:
+        return (single,)
     allowed = []
     for minor in PYTHON_MINORS:
-        verdicts = {version_allows(spec, f"{minor}.{patch}") for patch in (0, 5, 12)}
+        verdicts = {version_allows(spec, f"{minor}.{patch}") for patch in (0, 1, 5, 9, 12, 18)}
         if True in verdicts:
             allowed.append(minor)
         elif None in verdicts:
@@ -307,6 +310,13 @@ def _cuda(deps: dict[str, CondaDep], pip: dict[str, PipItem], indexes) -> str | 
         if cuda:
             return cuda
     return None
+
+
+def on_pytorch_channel(torch_dep: CondaDep | None) -> bool:
+    """Does any release the pytorch channel ever had satisfy the file's pytorch constraint?"""
+    if torch_dep is None or torch_dep.spec is None:
+        return True
+    return any(torch_dep.spec.allows(v) is not False for v in pytorch_channel_versions())
 
 
 def resolve_pytorch_channel(

@@ -30,6 +30,7 @@ from conda_torchcheck.envspec.intent import (
     companion_for,
     companion_ok,
     facts,
+    on_pytorch_channel,
     published_pytorch_cuda,
     resolve_pytorch_channel,
 )
@@ -198,6 +199,7 @@ class _State:
 
 
 def _decide_target(st: _State) -> str | None:
+    """The channel the torch family will be written for (see docs/envspec.md, "What fixed means")."""
     i = st.intent
     inst = st.installed
     if inst is not None:
@@ -208,22 +210,18 @@ def _decide_target(st: _State) -> str | None:
     if not i.has_conda_torch and i.misnamed_torch is None:
         return None
     torch = i.deps.get("pytorch") or i.misnamed_torch
-    selectors = bool(i.selectors)
+    # a torch the frozen channel never had can only come from conda-forge
+    frozen_ok = on_pytorch_channel(torch)
     if i.era == "pytorch":
-        res = i.resolution
-        if res is not None and res.version is None and "pytorch" in res.blocked_by:
-            return "conda-forge"
-        return "pytorch"
-    if selectors and "pytorch" in st.file.channel_names:
-        res = resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=torch)
-        return "conda-forge" if (res.version is None and "pytorch" in res.blocked_by) else "pytorch"
+        return "pytorch" if frozen_ok else "conda-forge"
+    if i.selectors and ("pytorch" in st.file.channel_names or i.era == "unknown"):
+        # pytorch-cuda / cpuonly ask for the pytorch channel's build; honoured where that channel is listed
+        # (or nothing else is), else they are read as the variant and written in the file's channel form
+        return "pytorch" if frozen_ok else "conda-forge"
     if i.era == "conda-forge":
         return "conda-forge"
     if i.era == "defaults":
         return i.torch_channel
-    if i.era == "unknown" and selectors:
-        res = resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=torch)
-        return "conda-forge" if (res.version is None and "pytorch" in res.blocked_by) else "pytorch"
     if i.era == "other":
         return i.torch_channel
     return None
@@ -602,9 +600,7 @@ def _plan_channels(st: _State, deps: list[Entry]) -> tuple[list[Entry] | None, b
     referenced = _referenced_channels(deps)
     wanted: list[tuple[str, int | None]] = []  # (text, origin)
     removed: list[tuple[str, int, Text]] = []
-    wants_cuda = _wanted_variant(st) == "cuda" or any(
-        e.text.split("::")[-1].startswith("pytorch-cuda") for e in deps if not e.text.startswith("\0")
-    )
+    wants_cuda = any(_conda_name(e.text) == "pytorch-cuda" for e in deps)
 
     def origin_of(name: str) -> int | None:
         return names.index(name) if name in names else None
@@ -713,6 +709,47 @@ def _render_pip(line: PipLine, version: str) -> str:
     return out
 
 
+def _conda_name(text: str) -> str | None:
+    if text.startswith("\0"):
+        return None
+    try:
+        return parse_conda_spec(text).name
+    except ValueError:
+        return None
+
+
+def _move_companions_to_conda(st: _State, deps: list[Entry], out: list[Entry]) -> None:
+    """pip torchvision/torchaudio next to a conda torch are built against another torch (TC606 cross): take
+    them from torch's channel instead, paired with it."""
+    file, inst = st.file, st.installed
+    assert file.pip is not None
+    if st.target is None or not any(_conda_name(e.text) == "pytorch" for e in deps):
+        return
+    prefix = _family_prefix(file, st.target)
+    torch_ref = st.torch_exact or st.torch_minor
+    for e in list(out):
+        if e.origin is None:
+            continue
+        item = file.pip[e.origin]
+        line = item.line
+        if line.kind != "requirement" or line.name not in ("torchvision", "torchaudio") or line.url or line.marker:
+            continue
+        if inst is not None and line.name in inst.pip:
+            continue  # the env really has it from pip: spec fix -p describes the env, TC606 tells the user
+        want = None
+        if torch_ref and torch_release(torch_ref) is not None:
+            minor, exact = companion_for(line.name, torch_ref)
+            want = exact if st.torch_exact else minor
+        spec = CondaSpec(raw="", name=line.name, channel=prefix, version=want)
+        text = spec.render()
+        out.remove(e)
+        at = max(k for k, d in enumerate(deps) if _conda_name(d.text) in CONDA_TORCH) + 1
+        deps.insert(at, Entry(text, None))
+        reason = _reason("companion_to_conda", package=line.name, channel=st.target)
+        st.change("pip", "removed", item.text, None, reason, item.where.line)
+        st.change("dependencies", "added", None, text, reason, None)
+
+
 def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
     file, inst = st.file, st.installed
     if file.pip is None:
@@ -748,6 +785,7 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
             )
             continue
         out.append(Entry(item.text, item.index))
+    _move_companions_to_conda(st, deps, out)
     # pins from the installed env, companions, and the variant tag
     reqs = {}
     for e in out:
@@ -845,7 +883,16 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
             or (file.pip[e.origin].line.kind == "requirement" and not _carried(file.pip[e.origin].line.name or ""))
         )
     ]
-    main_ok = not non_family
+    # a PyPI mirror given with -i/--index-url stays the main index: the torch index can only be an extra one
+    other_main = [
+        e
+        for e in out
+        if e.origin is not None
+        and file.pip[e.origin].line.kind == "option"
+        and file.pip[e.origin].line.option == "--index-url"
+        and torch_index(file.pip[e.origin].line.value) is None
+    ]
+    main_ok = not non_family and not other_main
     if torch_tag and any(idx.tag is None for _, _, idx in existing):
         return out  # torch_stable.html find-links: serves every variant
     if torch_tag:

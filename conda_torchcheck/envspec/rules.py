@@ -178,7 +178,8 @@ def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
             package=unprefixed[0].name,
         )
     pc = i.deps.get("pytorch-cuda")
-    if pc is not None and not _has_channel(ctx, "nvidia"):
+    missing_pytorch = bool(unprefixed) and "pytorch" not in ctx.file.channel_names
+    if pc is not None and not missing_pytorch and not _has_channel(ctx, "nvidia"):
         yield finding(
             "TC604",
             Severity.ERROR,
@@ -297,7 +298,7 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
             pip=item.text,
         )
     # torchvision / torchaudio from the other manager than torch
-    if torch_conda is not None and "torch" not in i.pip:
+    if torch_conda is not None:
         for name in ("torchvision", "torchaudio"):
             if name in i.pip and name not in i.deps:
                 yield finding(
@@ -328,21 +329,23 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
     indexes = [(item, index) for item, index in i.indexes]
     find_links_all = any(index.tag is None for _, index in indexes)
     tags = {index.tag for _, index in indexes if index.tag}
+    tagged = [item for item in i.pip.values() if item.line.local_tag and not item.line.url]
+    if tagged and not indexes:
+        tag = tagged[0].line.local_tag
+        yield finding(
+            "TC607",
+            Severity.ERROR,
+            variant="missing",
+            evidence=_ev(ctx, entries=[_at(item) for item in tagged]),
+            fixes=[ctx.rewrite_fix("TC607.missing.fix", url=f"https://download.pytorch.org/whl/{tag}")],
+            requirement=", ".join(item.text for item in tagged),
+            tag=tag,
+        )
     for item in i.pip.values():
         tag = item.line.local_tag
-        if item.line.url:
+        if item.line.url or not indexes:
             continue
-        if tag and not indexes:
-            yield finding(
-                "TC607",
-                Severity.ERROR,
-                variant="missing",
-                evidence=_ev(ctx, entry=_at(item)),
-                fixes=[ctx.rewrite_fix("TC607.missing.fix", url=f"https://download.pytorch.org/whl/{tag}")],
-                requirement=item.text,
-                tag=tag,
-            )
-        elif tag and tags and tag not in tags and not find_links_all:
+        if tag and tags and tag not in tags and not find_links_all:
             first_item, first_index = indexes[0]
             yield finding(
                 "TC607",
@@ -383,7 +386,8 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
             )
     extra = [(item, index) for item, index in indexes if item.line.option == "--extra-index-url" and index.tag]
     if extra and not main_index:
-        loose = [item for name, item in i.pip.items() if not item.line.url and not item.line.local_tag]
+        # an exact pin is enough: pip prefers 2.5.1+cu124 over PyPI's 2.5.1 for ==2.5.1 (local versions sort higher)
+        loose = [item for item in i.pip.values() if not item.line.url and not item.line.exact]
         if loose:
             item, index = extra[0]
             yield finding(
@@ -507,43 +511,43 @@ def python_range(ctx: RuleContext) -> Iterator[Finding]:
 
 def unpinned(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
-    loose: list[CondaDep | PipItem] = []
+    conda_loose: list[CondaDep] = []
     for name in CONDA_TORCH:
         dep = i.deps.get(name)
         if dep is not None and dep.spec is not None and not is_pinned(dep.spec.version):
-            loose.append(dep)
-    if i.misnamed_torch is not None:
-        pass  # TC605 pip_name covers it
+            conda_loose.append(dep)
+    pip_loose: list[PipItem] = []
     for name in PIP_TORCH:
         item = i.pip.get(name)
-        if item is None or item.line.url or (name == "torch" and "pytorch" in i.deps):
+        if item is None or item.line.url:
             continue
         spec = item.line.version_spec
         if not (item.line.exact or (spec.startswith("==") and minor_of_spec(spec.lstrip("=")))):
-            loose.append(item)
-    if not loose:
-        return
-    names = ", ".join(d.spec.name if isinstance(d, CondaDep) and d.spec else (d.line.name or d.text) for d in loose)
-    if i.era == "pytorch" and i.resolution is not None and i.resolution.version:
+            pip_loose.append(item)
+    fix_with_env = Fix(
+        "file", msg("TC611.fix"), (f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} -p <env> --write",)
+    )
+    if conda_loose and i.era == "pytorch" and i.resolution is not None and i.resolution.version:
         yield finding(
             "TC611",
             Severity.WARNING,
             variant="frozen",
-            evidence=_ev(ctx, entries=[_at(d) for d in loose], resolves_to=i.resolution.version),
+            evidence=_ev(ctx, entries=[_at(d) for d in conda_loose], resolves_to=i.resolution.version),
             fixes=[ctx.rewrite_fix("TC611.frozen.fix", version=i.resolution.version)],
-            packages=names,
+            packages=", ".join(d.spec.name for d in conda_loose if d.spec),
             version=i.resolution.version,
         )
-        return
-    yield finding(
-        "TC611",
-        Severity.WARNING,
-        evidence=_ev(ctx, entries=[_at(d) for d in loose]),
-        fixes=[
-            Fix("file", msg("TC611.fix"), (f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} -p <env> --write",))
-        ],
-        packages=names,
-    )
+        conda_loose = []
+    loose: list[CondaDep | PipItem] = [*conda_loose, *pip_loose]
+    if loose:
+        names = ", ".join(d.spec.name if isinstance(d, CondaDep) and d.spec else (d.line.name or d.text) for d in loose)
+        yield finding(
+            "TC611",
+            Severity.WARNING,
+            evidence=_ev(ctx, entries=[_at(d) for d in loose]),
+            fixes=[fix_with_env],
+            packages=names,
+        )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -632,6 +636,8 @@ def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
     if i.era != "conda-forge" or torch is None or torch.spec is None:
         return
     if torch.spec.build or "pytorch-gpu" in i.deps or "pytorch-cpu" in i.deps:
+        return
+    if i.selectors:  # pytorch-cuda / cpuonly on conda-forge: TC604 already says what to write instead
         return
     if i.variant == "cuda":
         signal = next(e for v, e in i.variant_signals if v == "cuda")
