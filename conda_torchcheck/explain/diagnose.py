@@ -230,7 +230,7 @@ def ruled_out_reason(cause: Cause, env: Environment, torch: TorchInfo | None) ->
     """Why ``cause`` cannot be what happened in ``env``, or None when it can."""
     a = cause.applies
     if a.os and env.os not in a.os:
-        return msg("explain.ruled_out.os", expected=", ".join(a.os), actual=env.os)
+        return msg("explain.ruled_out.os", expected=", ".join(os_name(o) for o in a.os), actual=os_name(env.os))
     if torch is None or not torch.installed:
         return None
     if a.source and torch.source not in a.source:
@@ -356,6 +356,21 @@ def same_place(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
+OS_NAMES = {"windows": "Windows", "linux": "Linux", "darwin": "macOS"}
+
+
+def os_name(os_: str) -> str:
+    return OS_NAMES.get(os_, os_)
+
+
+def _other_os(tbl: PatternTable, match: Match, env: Environment) -> Text | None:
+    """The env cannot have produced an error of another OS: every cause is ruled out, with this reason."""
+    platform = tbl.pattern(match.pattern_id).platform
+    if platform in ("windows", "linux") and env.os != platform:
+        return msg("explain.ruled_out.os", expected=os_name(platform), actual=os_name(env.os))
+    return None
+
+
 def diagnose(
     matches: Sequence[Match],
     ctx: CheckContext | None = None,
@@ -376,10 +391,13 @@ def diagnose(
 
     env, torch = ctx.env, ctx.torch
     wanted: list[str] = []
-    for causes in ranked:
+    for match, causes in zip(matches, ranked):
+        if _other_os(tbl, match, env):
+            continue
         for rc in causes:
             if ruled_out_reason(rc.cause, env, torch) is None:
-                for prefix in rc.cause.confirm:
+                for entry in rc.cause.confirm:
+                    prefix = entry.split(".", 1)[0]  # TC301.libomp140 is produced by the checks of TC301
                     if prefix not in wanted:
                         wanted.append(prefix)
     if findings is None:
@@ -389,11 +407,12 @@ def diagnose(
     diagnoses = []
     for match, causes in zip(matches, ranked):
         pattern = tbl.pattern(match.pattern_id)
+        other_os = _other_os(tbl, match, env)
         out = []
         for rc in causes:
             params = pattern_params(match)
             commands = _commands(rc.cause, match.fields, str(env.prefix))
-            reason = ruled_out_reason(rc.cause, env, torch)
+            reason = other_os or ruled_out_reason(rc.cause, env, torch)
             if reason is not None:
                 status, confirmed = RULED_OUT, ()
             elif not rc.cause.checkable:
@@ -415,8 +434,8 @@ def diagnose(
                 )
             )
         notes = []
-        if pattern.platform in ("windows", "linux") and env.os != pattern.platform:
-            notes.append(msg("explain.note.other_os", error_os=pattern.platform, env_os=env.os))
+        if other_os is not None:
+            notes.append(msg("explain.note.other_os", error_os=os_name(pattern.platform), env_os=os_name(env.os)))
         named = prefix_named_by(match)
         if named and not same_place(named, str(env.prefix)):
             notes.append(msg("explain.note.other_prefix", named=named, checked=str(env.prefix)))
