@@ -32,6 +32,12 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.win_binaries",
     "conda_torchcheck.checks.win_openmp",
     "conda_torchcheck.checks.win_path",
+    "conda_torchcheck.checks.linux_loading",
+    "conda_torchcheck.checks.linux_symbols",
+    "conda_torchcheck.checks.linux_shadowing",
+    "conda_torchcheck.checks.linux_nvidia",
+    "conda_torchcheck.checks.linux_openmp",
+    "conda_torchcheck.checks.cuda_driver",
     "conda_torchcheck.checks.import_test",
 )
 

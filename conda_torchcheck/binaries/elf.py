@@ -1,0 +1,709 @@
+"""A small, direct ELF reader: exactly what ld.so reads to load a shared object, nothing more.
+
+What it reads, the way ld.so reads it (through the program headers, so stripped files read the same):
+
+* the ELF header (class, byte order, machine, type) and ``PT_INTERP``;
+* the dynamic segment: ``DT_NEEDED``, ``DT_SONAME``, ``DT_RPATH``, ``DT_RUNPATH``, ``DT_FLAGS_1``;
+* symbol versions: needs (``.gnu.version_r``: ``GLIBCXX_3.4.30`` from ``libstdc++.so.6``) and definitions
+  (``.gnu.version_d``);
+* on demand (:func:`read_symbols`), the dynamic symbols: undefined references with their version, and the
+  names a library defines.
+
+Why not pyelftools: walking libtorch_cpu.so's 75,000 dynamic symbols through its per-symbol objects takes
+5+ s, the same tables read with ``memoryview.cast`` take well under 0.1 s; the header, dynamic and version
+tables are a few hundred lines of ``struct`` either way. Every offset is bounds-checked and every loop is
+bounded by the file size, so a truncated or corrupt file becomes an :class:`Unreadable` value, never an
+exception that escapes or a hang (``benchmarks/linux_elf_fuzz.py`` mutates real headers to prove it).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+
+from conda_torchcheck.binaries.headers import ELF_MACHINES
+
+# --- constants (elf.h) ------------------------------------------------------------------------------------
+ET_EXEC, ET_DYN = 2, 3
+PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
+SHT_DYNSYM = 11
+DT_NULL, DT_NEEDED, DT_HASH, DT_STRTAB, DT_SYMTAB = 0, 1, 4, 5, 6
+DT_STRSZ, DT_SYMENT, DT_SONAME, DT_RPATH, DT_RUNPATH, DT_FLAGS = 10, 11, 14, 15, 29, 30
+DT_GNU_HASH = 0x6FFFFEF5
+DT_VERSYM = 0x6FFFFFF0
+DT_FLAGS_1 = 0x6FFFFFFB
+DT_VERDEF, DT_VERDEFNUM = 0x6FFFFFFC, 0x6FFFFFFD
+DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFE, 0x6FFFFFFF
+DF_1_NODEFLIB = 0x800
+VER_FLG_BASE, VER_FLG_WEAK = 0x1, 0x2
+STB_LOCAL, STB_WEAK = 0, 2
+STT_TLS = 6
+SHN_UNDEF = 0
+
+# Limits that keep a hostile file from making us loop or allocate for long. Real files are far below them
+# (libtorch_cpu.so: 75,415 symbols, 51 version needs, 10 DT_NEEDED).
+MAX_PROGRAM_HEADERS = 4096
+MAX_DYNAMIC_ENTRIES = 65536
+MAX_VERSION_ENTRIES = 65536
+MAX_SYMBOLS = 50_000_000
+
+
+class ElfError(ValueError):
+    """Raised inside this module for any malformed input; callers only ever see :class:`Unreadable`."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A file that is not a readable ELF shared object: the reason says what is wrong."""
+
+    path: Path
+    reason: str
+    format: str = "ELF"
+
+    def __bool__(self) -> bool:  # lets callers write ``if not info: ...``
+        return False
+
+
+@dataclass(frozen=True)
+class VersionNeed:
+    """One entry of ``.gnu.version_r``: ``version`` is needed from the library named ``file`` (a DT_NEEDED)."""
+
+    file: str
+    version: str
+    weak: bool = False
+    index: int = 0  # the version index symbols use (vna_other)
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """Where the symbol tables are in the file (file offsets), for :func:`read_symbols`."""
+
+    symtab: int | None = None
+    syment: int = 0
+    nsyms: int = 0
+    strtab: int | None = None
+    strsz: int = 0
+    versym: int | None = None
+    gnu_hash: int | None = None
+    sysv_hash: int | None = None
+    #: first symbol index in the GNU hash table: symbols below it are undefined or local
+    gnu_symoffset: int | None = None
+    #: version index -> (version name, file it comes from; None for a definition)
+    version_index: tuple[tuple[int, str, str | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class ElfFile:
+    path: Path
+    size: int
+    bits: int
+    little_endian: bool
+    machine: int
+    type: int
+    osabi: int = 0
+    interpreter: str | None = None
+    soname: str | None = None
+    needed: tuple[str, ...] = ()
+    #: DT_RPATH / DT_RUNPATH entries as written (``$ORIGIN/../lib``), split on ':'
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+    flags_1: int = 0
+    has_dynamic: bool = False
+    version_needs: tuple[VersionNeed, ...] = ()
+    #: version names this file defines (``GLIBCXX_3.4.30``), the base (file) version excluded
+    version_defs: tuple[str, ...] = ()
+    version_base: str | None = None
+    tables: _Tables = field(default_factory=_Tables, repr=False, compare=False)
+
+    def __bool__(self) -> bool:
+        return True
+
+    @property
+    def arch(self) -> str:
+        return ELF_MACHINES.get(self.machine, f"0x{self.machine:x}")
+
+    @property
+    def is_shared_object(self) -> bool:
+        return self.type == ET_DYN
+
+    @property
+    def nodeflib(self) -> bool:
+        return bool(self.flags_1 & DF_1_NODEFLIB)
+
+    def needs_from(self, file: str) -> tuple[VersionNeed, ...]:
+        return tuple(n for n in self.version_needs if n.file == file)
+
+    def defines_version(self, version: str) -> bool:
+        return version in self.version_defs or version == self.version_base
+
+
+# --- reading ----------------------------------------------------------------------------------------------
+
+
+class _Image:
+    """The bytes of a file (mmap for big ones) plus bounds-checked readers."""
+
+    def __init__(self, data: bytes | mmap.mmap, size: int) -> None:
+        self.data = data
+        self.size = size
+
+    def unpack(self, fmt: struct.Struct, offset: int) -> tuple:
+        if offset < 0 or offset + fmt.size > self.size:
+            raise ElfError(f"truncated: needs {fmt.size} bytes at offset {offset}, file has {self.size}")
+        return fmt.unpack_from(self.data, offset)
+
+    def slice(self, offset: int, length: int, what: str) -> bytes:
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ElfError(f"truncated: {what} at offset {offset} (+{length}) is past the end ({self.size} bytes)")
+        return self.data[offset : offset + length]
+
+
+def _open(path: Path) -> tuple[_Image, object | None]:
+    fh = open(path, "rb")
+    try:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            raise ElfError("empty file")
+        if size <= 1 << 20:
+            data: bytes | mmap.mmap = fh.read()
+            fh.close()
+            return _Image(data, len(data)), None
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        return _Image(mapped, size), (fh, mapped)
+    except BaseException:
+        fh.close()
+        raise
+
+
+def _close(handle: object | None) -> None:
+    if handle is not None:
+        fh, mapped = handle  # type: ignore[misc]
+        try:
+            mapped.close()
+        finally:
+            fh.close()
+
+
+@dataclass(frozen=True)
+class _Formats:
+    ehdr: struct.Struct
+    phdr: struct.Struct
+    shdr: struct.Struct
+    dyn: struct.Struct
+    verneed: struct.Struct
+    vernaux: struct.Struct
+    verdef: struct.Struct
+    verdaux: struct.Struct
+    word: struct.Struct
+    sym_size: int
+
+
+def _formats(bits: int, little: bool) -> _Formats:
+    e = "<" if little else ">"
+    if bits == 64:
+        return _Formats(
+            ehdr=struct.Struct(e + "HHIQQQIHHHHHH"),
+            phdr=struct.Struct(e + "IIQQQQQQ"),
+            shdr=struct.Struct(e + "IIQQQQIIQQ"),
+            dyn=struct.Struct(e + "qQ"),
+            verneed=struct.Struct(e + "HHIII"),
+            vernaux=struct.Struct(e + "IHHII"),
+            verdef=struct.Struct(e + "HHHHIII"),
+            verdaux=struct.Struct(e + "II"),
+            word=struct.Struct(e + "I"),
+            sym_size=24,
+        )
+    return _Formats(
+        ehdr=struct.Struct(e + "HHIIIIIHHHHHH"),
+        phdr=struct.Struct(e + "IIIIIIII"),
+        shdr=struct.Struct(e + "IIIIIIIIII"),
+        dyn=struct.Struct(e + "iI"),
+        verneed=struct.Struct(e + "HHIII"),
+        vernaux=struct.Struct(e + "IHHII"),
+        verdef=struct.Struct(e + "HHHHIII"),
+        verdaux=struct.Struct(e + "II"),
+        word=struct.Struct(e + "I"),
+        sym_size=16,
+    )
+
+
+def read_elf(path: Path | str) -> ElfFile | Unreadable:
+    """Header, dynamic section and version tables of ``path``; an :class:`Unreadable` if that fails."""
+    path = Path(path)
+    try:
+        image, handle = _open(path)
+    except ElfError as exc:
+        return Unreadable(path, str(exc))
+    except OSError as exc:
+        return Unreadable(path, exc.strerror or str(exc))
+    try:
+        return _parse(path, image)
+    except ElfError as exc:
+        return Unreadable(path, str(exc))
+    except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
+        return Unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
+    finally:
+        _close(handle)
+
+
+def parse_bytes(data: bytes, path: Path | str = "<bytes>") -> ElfFile | Unreadable:
+    """Like :func:`read_elf` for bytes already in memory (used by the fuzz job)."""
+    path = Path(path)
+    if not data:
+        return Unreadable(path, "empty file")
+    try:
+        return _parse(path, _Image(data, len(data)))
+    except ElfError as exc:
+        return Unreadable(path, str(exc))
+    except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
+        return Unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
+
+
+def _cstring(image: _Image, start: int, end: int, offset: int) -> str:
+    """The NUL-terminated string at ``offset`` inside the string table [start, end)."""
+    if offset < 0 or start + offset >= end:
+        raise ElfError(f"string offset {offset} is outside the string table")
+    pos = start + offset
+    stop = image.data.find(b"\0", pos, end)
+    if stop < 0:
+        raise ElfError("unterminated string in the string table")
+    return bytes(image.data[pos:stop]).decode("utf-8", "surrogateescape")
+
+
+def _parse(path: Path, image: _Image) -> ElfFile:
+    ident = image.slice(0, 16, "ELF identification") if image.size >= 16 else b""
+    if len(ident) < 16 or ident[:4] != b"\x7fELF":
+        if image.size < 4 or image.data[:4] != b"\x7fELF":
+            raise ElfError("not an ELF file (bad magic)")
+        raise ElfError("truncated ELF header")
+    if ident[4] not in (1, 2):
+        raise ElfError(f"bad ELF class {ident[4]}")
+    if ident[5] not in (1, 2):
+        raise ElfError(f"bad ELF byte order {ident[5]}")
+    bits = 64 if ident[4] == 2 else 32
+    little = ident[5] == 1
+    fmt = _formats(bits, little)
+    (e_type, e_machine, _ver, _entry, e_phoff, e_shoff, _flags, _ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum,
+     _shstrndx) = image.unpack(fmt.ehdr, 16)  # fmt: skip
+    if e_phnum and e_phentsize < fmt.phdr.size:
+        raise ElfError(f"program header entry size {e_phentsize} is too small")
+    if e_phnum > MAX_PROGRAM_HEADERS:
+        raise ElfError(f"{e_phnum} program headers")
+    loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
+    dynamic: tuple[int, int] | None = None
+    interp: tuple[int, int] | None = None
+    for i in range(e_phnum):
+        ph = image.unpack(fmt.phdr, e_phoff + i * e_phentsize)
+        if bits == 64:
+            p_type, _pflags, p_offset, p_vaddr, _paddr, p_filesz, _memsz, _align = ph
+        else:
+            p_type, p_offset, p_vaddr, _paddr, p_filesz, _memsz, _pflags, _align = ph
+        if p_type == PT_LOAD:
+            loads.append((p_vaddr, p_offset, p_filesz))
+        elif p_type == PT_DYNAMIC:
+            dynamic = (p_offset, p_filesz)
+        elif p_type == PT_INTERP:
+            interp = (p_offset, p_filesz)
+    interpreter = None
+    if interp is not None:
+        raw = image.slice(interp[0], min(interp[1], 4096), "PT_INTERP")
+        interpreter = bytes(raw).split(b"\0", 1)[0].decode("utf-8", "surrogateescape") or None
+    base = ElfFile(path=path, size=image.size, bits=bits, little_endian=little, machine=e_machine, type=e_type,
+                   osabi=ident[7], interpreter=interpreter)  # fmt: skip
+    if dynamic is None:
+        return base
+
+    def to_offset(vaddr: int, what: str) -> int:
+        for p_vaddr, p_offset, p_filesz in loads:
+            if p_vaddr <= vaddr < p_vaddr + p_filesz:
+                return p_offset + (vaddr - p_vaddr)
+        raise ElfError(f"{what} address 0x{vaddr:x} is not inside any loaded segment")
+
+    dyn_off, dyn_size = dynamic
+    count = min(dyn_size // fmt.dyn.size, MAX_DYNAMIC_ENTRIES)
+    tags: dict[int, int] = {}
+    needed_offsets: list[int] = []
+    rpath_offsets: list[int] = []
+    runpath_offsets: list[int] = []
+    for i in range(count):
+        tag, value = image.unpack(fmt.dyn, dyn_off + i * fmt.dyn.size)
+        if tag == DT_NULL:
+            break
+        if tag == DT_NEEDED:
+            needed_offsets.append(value)
+        elif tag == DT_RPATH:
+            rpath_offsets.append(value)
+        elif tag == DT_RUNPATH:
+            runpath_offsets.append(value)
+        else:
+            tags.setdefault(tag, value)
+    if DT_STRTAB not in tags:
+        if needed_offsets or DT_SONAME in tags:
+            raise ElfError("dynamic section has names but no string table (DT_STRTAB)")
+        return ElfFile(**{**base.__dict__, "has_dynamic": True})
+    str_start = to_offset(tags[DT_STRTAB], "DT_STRTAB")
+    strsz = tags.get(DT_STRSZ, 0)
+    if strsz <= 0 or str_start + strsz > image.size:
+        # a bad DT_STRSZ: use what the file holds (ld.so would read past; we stop at the end of the file)
+        if str_start >= image.size:
+            raise ElfError("string table is past the end of the file")
+        strsz = image.size - str_start
+    str_end = str_start + strsz
+
+    def text(offset: int) -> str:
+        return _cstring(image, str_start, str_end, offset)
+
+    needed = tuple(text(o) for o in needed_offsets)
+    soname = text(tags[DT_SONAME]) if DT_SONAME in tags else None
+    rpath = _split_paths(text(o) for o in rpath_offsets)
+    runpath = _split_paths(text(o) for o in runpath_offsets)
+
+    version_index: list[tuple[int, str, str | None]] = []
+    needs: list[VersionNeed] = []
+    if DT_VERNEED in tags:
+        pos = to_offset(tags[DT_VERNEED], "DT_VERNEED")
+        remaining = min(tags.get(DT_VERNEEDNUM, MAX_VERSION_ENTRIES), MAX_VERSION_ENTRIES)
+        budget = MAX_VERSION_ENTRIES
+        while remaining > 0:
+            remaining -= 1
+            _vn_version, vn_cnt, vn_file, vn_aux, vn_next = image.unpack(fmt.verneed, pos)
+            file = text(vn_file)
+            aux = pos + vn_aux
+            for _ in range(min(vn_cnt, MAX_VERSION_ENTRIES)):
+                budget -= 1
+                if budget < 0:
+                    raise ElfError("version needs do not end (a cycle in .gnu.version_r)")
+                _hash, vna_flags, vna_other, vna_name, vna_next = image.unpack(fmt.vernaux, aux)
+                name = text(vna_name)
+                needs.append(VersionNeed(file, name, bool(vna_flags & VER_FLG_WEAK), vna_other))
+                version_index.append((vna_other & 0x7FFF, name, file))
+                if vna_next == 0:
+                    break
+                aux += vna_next
+            if vn_next == 0:
+                break
+            pos += vn_next
+    defs: list[str] = []
+    version_base = None
+    if DT_VERDEF in tags:
+        pos = to_offset(tags[DT_VERDEF], "DT_VERDEF")
+        remaining = min(tags.get(DT_VERDEFNUM, MAX_VERSION_ENTRIES), MAX_VERSION_ENTRIES)
+        while remaining > 0:
+            remaining -= 1
+            _vd_version, vd_flags, vd_ndx, vd_cnt, _hash, vd_aux, vd_next = image.unpack(fmt.verdef, pos)
+            if vd_cnt:
+                vda_name, _vda_next = image.unpack(fmt.verdaux, pos + vd_aux)
+                name = text(vda_name)
+                if vd_flags & VER_FLG_BASE:
+                    version_base = name
+                else:
+                    defs.append(name)
+                version_index.append((vd_ndx & 0x7FFF, name, None))
+            if vd_next == 0:
+                break
+            pos += vd_next
+
+    tables = _symbol_tables(image, fmt, tags, to_offset, e_shoff, e_shentsize, e_shnum, str_start, strsz)
+    tables = _Tables(**{**tables.__dict__, "version_index": tuple(version_index)})
+    return ElfFile(
+        path=path,
+        size=image.size,
+        bits=bits,
+        little_endian=little,
+        machine=e_machine,
+        type=e_type,
+        osabi=ident[7],
+        interpreter=interpreter,
+        soname=soname,
+        needed=needed,
+        rpath=rpath,
+        runpath=runpath,
+        flags_1=tags.get(DT_FLAGS_1, 0),
+        has_dynamic=True,
+        version_needs=tuple(needs),
+        version_defs=tuple(defs),
+        version_base=version_base,
+        tables=tables,
+    )
+
+
+def _split_paths(values: Iterable[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        # ld.so treats an empty entry as the current directory only for LD_LIBRARY_PATH; in DT_RUNPATH an
+        # empty string is skipped by the linker that wrote it, so keep entries as written but drop blanks
+        out.extend(p for p in value.split(":") if p)
+    return tuple(out)
+
+
+def _symbol_tables(image, fmt, tags, to_offset, e_shoff, e_shentsize, e_shnum, str_start, strsz) -> _Tables:
+    """Locate .dynsym/.gnu.version/hash tables; failures here only disable symbol-level checks."""
+    try:
+        if DT_SYMTAB not in tags:
+            return _Tables(strtab=str_start, strsz=strsz)
+        symtab = to_offset(tags[DT_SYMTAB], "DT_SYMTAB")
+        syment = tags.get(DT_SYMENT, fmt.sym_size) or fmt.sym_size
+        if syment != fmt.sym_size:
+            raise ElfError(f"unexpected symbol entry size {syment}")
+        gnu = to_offset(tags[DT_GNU_HASH], "DT_GNU_HASH") if DT_GNU_HASH in tags else None
+        sysv = to_offset(tags[DT_HASH], "DT_HASH") if DT_HASH in tags else None
+        versym = to_offset(tags[DT_VERSYM], "DT_VERSYM") if DT_VERSYM in tags else None
+        nsyms = _count_from_sections(image, fmt, e_shoff, e_shentsize, e_shnum, symtab)
+        symoffset = None
+        if gnu is not None:
+            nbuckets, symoffset = image.unpack(struct.Struct(fmt.word.format[0] + "II"), gnu)
+            if nsyms is None:
+                nsyms = _count_from_gnu_hash(image, fmt, gnu)
+        if nsyms is None and sysv is not None:
+            nsyms = image.unpack(struct.Struct(fmt.word.format[0] + "II"), sysv)[1]
+        if nsyms is None:
+            raise ElfError("no way to count the dynamic symbols")
+        nsyms = min(nsyms, (image.size - symtab) // syment, MAX_SYMBOLS)
+        return _Tables(
+            symtab=symtab,
+            syment=syment,
+            nsyms=max(nsyms, 0),
+            strtab=str_start,
+            strsz=strsz,
+            versym=versym,
+            gnu_hash=gnu,
+            sysv_hash=sysv,
+            gnu_symoffset=symoffset,
+        )
+    except (ElfError, struct.error, OverflowError):
+        return _Tables(strtab=str_start, strsz=strsz)
+
+
+def _count_from_sections(image: _Image, fmt: _Formats, e_shoff: int, e_shentsize: int, e_shnum: int, symtab: int):
+    """The size of the SHT_DYNSYM section whose file offset is DT_SYMTAB's, when section headers exist."""
+    if not e_shoff or not e_shnum or e_shentsize < fmt.shdr.size or e_shnum > 65535:
+        return None
+    if e_shoff + e_shnum * e_shentsize > image.size:
+        return None
+    for i in range(e_shnum):
+        sh = fmt.shdr.unpack_from(image.data, e_shoff + i * e_shentsize)
+        sh_type, sh_offset, sh_size, sh_entsize = sh[1], sh[4], sh[5], sh[9]
+        if sh_type == SHT_DYNSYM and sh_offset == symtab and sh_entsize == fmt.sym_size:
+            return sh_size // fmt.sym_size
+    return None
+
+
+def _count_from_gnu_hash(image: _Image, fmt: _Formats, gnu: int) -> int:
+    """Number of dynamic symbols from DT_GNU_HASH: the end of the longest hash chain (what readelf does)."""
+    e = fmt.word.format[0]
+    nbuckets, symoffset, bloom_size, _shift = image.unpack(struct.Struct(e + "IIII"), gnu)
+    word = 8 if fmt.sym_size == 24 else 4
+    buckets_at = gnu + 16 + bloom_size * word
+    buckets = array("I", image.slice(buckets_at, 4 * nbuckets, "GNU hash buckets"))
+    if (e == ">") != (array("I", b"\0\0\0\1")[0] == 1):
+        buckets.byteswap()
+    last = max(buckets, default=0)
+    if last < symoffset:
+        return symoffset
+    chains_at = buckets_at + 4 * nbuckets
+    index = last
+    while True:
+        (value,) = image.unpack(fmt.word, chains_at + 4 * (index - symoffset))
+        index += 1
+        if value & 1:
+            return index
+        if index - last > MAX_SYMBOLS:
+            raise ElfError("GNU hash chain does not end")
+
+
+# --- dynamic symbols --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SymbolRef:
+    """An undefined dynamic symbol: what this file needs some loaded object to define."""
+
+    name: bytes
+    version: str | None = None
+    #: the DT_NEEDED the version comes from (``libnvJitLink.so.12``)
+    version_file: str | None = None
+    weak: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.name.decode("utf-8", "replace")
+
+
+@dataclass
+class Symbols:
+    """The dynamic symbols of one file: undefined references and the names it defines.
+
+    Built for speed on libtorch_cpu.so (75,000 symbols): columns are sliced out of the table with
+    ``memoryview.cast``, the defined names come from one split of the string table, and only the names the
+    linker merged into the tail of a longer string (``ecvt_r`` inside ``qecvt_r``) are decoded one by one.
+    """
+
+    path: Path
+    #: (name, version, version file, weak) of every undefined global symbol
+    refs: list[tuple[bytes, str | None, str | None, bool]]
+    count: int
+    _strings: bytes = field(repr=False, default=b"")
+    #: name offsets of the defined, exported symbols
+    _defined_offsets: set[int] = field(repr=False, default_factory=set)
+    _present: frozenset[bytes] | None = field(repr=False, default=None)
+
+    @property
+    def undefined(self) -> tuple[SymbolRef, ...]:
+        return tuple(SymbolRef(*r) for r in self.refs)
+
+    def required_names(self) -> set[bytes]:
+        """Names of the non-weak undefined symbols (a weak one may stay undefined)."""
+        return {r[0] for r in self.refs if not r[3]}
+
+    def present_names(self) -> frozenset[bytes]:
+        """Every name this file defines and exports (plus, harmlessly, other strings of its string table that
+        are not undefined symbol names: its SONAME, paths, version names), built once."""
+        if self._present is None:
+            strings = self._strings
+            parts = strings.split(b"\0")
+            starts = set(accumulate(map((1).__add__, map(len, parts)), initial=0))
+            present = set(parts)
+            for off in self._defined_offsets - starts:  # names merged into the tail of a longer string
+                end = strings.find(b"\0", off)
+                if end > off:
+                    present.add(strings[off:end])
+            present.difference_update(r[0] for r in self.refs)
+            present.discard(b"")
+            self._present = frozenset(present)
+            self._defined_offsets = set()
+        return self._present
+
+    def defines_many(self, names: Iterable[bytes]) -> set[bytes]:
+        present = self.present_names()
+        return {n for n in names if n in present}
+
+
+def read_symbols(elf: ElfFile) -> Symbols | Unreadable:
+    """The undefined references of ``elf`` (with versions) and what it defines."""
+    t = elf.tables
+    if t.symtab is None or t.strtab is None:
+        return Symbols(elf.path, [], 0)
+    try:
+        image, handle = _open(elf.path)
+    except (ElfError, OSError) as exc:
+        return Unreadable(elf.path, str(exc))
+    try:
+        return _read_symbols(elf, image)
+    except ElfError as exc:
+        return Unreadable(elf.path, str(exc))
+    except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
+        return Unreadable(elf.path, f"corrupt symbol table: {type(exc).__name__}: {exc}")
+    finally:
+        _close(handle)
+
+
+def _native_order_matches(little: bool) -> bool:
+    return (array("H", b"\1\0")[0] == 1) == little
+
+
+def _column(raw: bytes, typecode: str, start: int, step: int, little: bool) -> array:
+    col = array(typecode, memoryview(raw).cast(typecode)[start::step].tobytes())
+    if not _native_order_matches(little):
+        col.byteswap()
+    return col
+
+
+def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
+    t = elf.tables
+    assert t.symtab is not None and t.strtab is not None
+    n = t.nsyms
+    raw = bytes(image.slice(t.symtab, n * t.syment, "dynamic symbol table"))
+    strings = bytes(image.slice(t.strtab, t.strsz, "dynamic string table"))
+    little = elf.little_endian
+    if elf.bits == 64:  # Elf64_Sym: name(I) info(B) other(B) shndx(H) value(Q) size(Q)
+        names = _column(raw, "I", 0, 6, little)
+        shndx = _column(raw, "H", 3, 12, little)
+        info = memoryview(raw)[4::24]
+    else:  # Elf32_Sym: name(I) value(I) size(I) info(B) other(B) shndx(H)
+        names = _column(raw, "I", 0, 4, little)
+        shndx = _column(raw, "H", 7, 8, little)
+        info = memoryview(raw)[12::16]
+    if max(names, default=0) >= len(strings) + 1 and n:
+        raise ElfError("a symbol name lies outside the string table")
+    # GNU-hash-sorted tables put every symbol that is not exported (undefined or local) below symoffset; when
+    # the rest holds no undefined symbol (C-speed check) only that head needs a Python loop.
+    split = None
+    if t.gnu_symoffset is not None and 0 < t.gnu_symoffset <= n and 0 not in shndx[t.gnu_symoffset :]:
+        split = t.gnu_symoffset
+    head = range(1, split if split is not None else n)
+    versym = None
+    if t.versym is not None:
+        versym = _column(bytes(image.slice(t.versym, 2 * n, "symbol versions")), "H", 0, 1, little)
+    index = {i: (name, file) for i, name, file in t.version_index}
+    refs: list[tuple[bytes, str | None, str | None, bool]] = []
+    defined: set[int] = set(names[split:]) if split is not None else set()
+    find = strings.find
+    for i in head:
+        if shndx[i] != SHN_UNDEF:
+            if split is None and info[i] >> 4 != STB_LOCAL:
+                defined.add(names[i])
+            continue
+        bind = info[i] >> 4
+        if bind == STB_LOCAL:
+            continue
+        off = names[i]
+        end = find(b"\0", off)
+        if end < 0:
+            raise ElfError(f"symbol {i} has an unterminated name")
+        if end == off:
+            continue
+        version = file = None
+        if versym is not None:
+            ndx = versym[i] & 0x7FFF
+            if ndx > 1:
+                version, file = index.get(ndx, (None, None))
+        refs.append((strings[off:end], version, file, bind == STB_WEAK))
+    return Symbols(elf.path, refs, n, strings, defined)
+
+
+def defined_names_exact(elf: ElfFile) -> frozenset[bytes]:
+    """Every exported name, decoded one by one (slow on big files; for tests and small libraries)."""
+    t = elf.tables
+    if t.symtab is None or t.strtab is None:
+        return frozenset()
+    image, handle = _open(elf.path)
+    try:
+        raw = bytes(image.slice(t.symtab, t.nsyms * t.syment, "dynamic symbol table"))
+        strings = bytes(image.slice(t.strtab, t.strsz, "dynamic string table"))
+    finally:
+        _close(handle)
+    out = set()
+    step = t.syment
+    e = "<" if elf.little_endian else ">"
+    unpack = struct.Struct(e + ("IBBHQQ" if elf.bits == 64 else "IIIBBH")).unpack_from
+    for i in range(1, t.nsyms):
+        fields = unpack(raw, i * step)
+        if elf.bits == 64:
+            st_name, st_info, st_shndx = fields[0], fields[1], fields[3]
+        else:
+            st_name, st_info, st_shndx = fields[0], fields[3], fields[5]
+        if st_shndx == SHN_UNDEF or st_info >> 4 == STB_LOCAL:
+            continue
+        end = strings.find(b"\0", st_name)
+        if end > st_name:
+            out.add(strings[st_name:end])
+    return frozenset(out)
+
+
+__all__ = [
+    "ElfFile",
+    "SymbolRef",
+    "Symbols",
+    "Unreadable",
+    "VersionNeed",
+    "defined_names_exact",
+    "parse_bytes",
+    "read_elf",
+    "read_symbols",
+]

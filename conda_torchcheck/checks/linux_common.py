@@ -1,0 +1,181 @@
+"""Facts and fixes the Linux loading checks (TC4xx) share: who ships a library, how to reinstall torch."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Fix
+from conda_torchcheck.inventory.names import normalize
+from conda_torchcheck.knowledge import load
+from conda_torchcheck.loader.graph import LoadGraph, SearchPlace
+from conda_torchcheck.messages import Text
+
+
+@functools.cache
+def libraries_table() -> dict:
+    return load("linux_libraries")
+
+
+def describe_place(place: SearchPlace) -> str:
+    text = place.step
+    if place.directory:
+        text += f" {place.directory}"
+    if place.note:
+        text += f" ({place.note})"
+    return text
+
+
+def describe_searched(places: Sequence[SearchPlace]) -> list[str]:
+    return [describe_place(p) for p in places]
+
+
+def chain(graph: LoadGraph, path: Path, last: str | None = None) -> list[str]:
+    """``python3.11 → _C.cpython-311….so → libtorch_python.so [→ last]`` as paths."""
+    out = [str(p) for p in graph.chain_to(path)]
+    if last is not None:
+        out.append(last)
+    return out
+
+
+def conda_package_for(soname: str) -> str | None:
+    for pattern, package in libraries_table()["conda_package"].items():
+        if soname == pattern or ("*" in pattern and fnmatch.fnmatchcase(soname, pattern)):
+            return package
+    return None
+
+
+def apt_package_for(soname: str) -> str | None:
+    return libraries_table()["apt_package"].get(soname)
+
+
+def nvidia_base_for(soname: str) -> tuple[str, str] | None:
+    """``libnccl.so.2`` → (``nvidia-nccl``, ``nccl``): the pip package base name and nvidia/<folder>."""
+    for prefix, (base, folder) in sorted(libraries_table()["nvidia"].items(), key=lambda kv: -len(kv[0])):
+        if soname.startswith(prefix):
+            return base, folder
+    return None
+
+
+def torch_platform_requirements(ctx: CheckContext) -> list[Requirement]:
+    """torch's Requires-Dist lines whose markers hold on this env's platform (Linux, its machine)."""
+
+    def compute() -> list[Requirement]:
+        dist = ctx.torch.dist
+        if dist is None:
+            return []
+        machine = {"x86_64": "x86_64", "aarch64": "aarch64", "ppc64": "ppc64le"}.get(
+            ctx.env.python.arch or "x86_64", "x86_64"
+        )
+        py = ctx.env.python.version or "3.11"
+        environment = {
+            "platform_system": "Linux",
+            "sys_platform": "linux",
+            "platform_machine": machine,
+            "os_name": "posix",
+            "python_version": ".".join(py.split(".")[:2]),
+            "python_full_version": py,
+            "implementation_name": "cpython",
+            "platform_python_implementation": "CPython",
+            "extra": "",
+        }
+        out = []
+        for line in dist.requires:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            try:
+                if req.marker is not None and not req.marker.evaluate(environment):
+                    continue
+            except Exception:  # an unknown marker variable: keep the requirement rather than guess
+                pass
+            out.append(req)
+        return out
+
+    return ctx.memo("linux_torch_requirements", compute)
+
+
+def nvidia_requirement_for(ctx: CheckContext, soname: str) -> Requirement | None:
+    """The torch pin of the NVIDIA wheel that ships ``soname`` (``nvidia-nccl-cu12==2.21.5``), if any."""
+    found = nvidia_base_for(soname)
+    if found is None:
+        return None
+    base = found[0]
+    for req in torch_platform_requirements(ctx):
+        name = normalize(req.name)
+        if name == base or re.fullmatch(re.escape(base) + r"-cu\d+", name):
+            return req
+    return None
+
+
+def torch_record_libs(ctx: CheckContext) -> frozenset[str]:
+    """File names under torch/lib that torch's own package lists (pip RECORD or conda records)."""
+
+    def compute() -> frozenset[str]:
+        names: set[str] = set()
+        dist = ctx.torch.dist
+        if dist is not None and dist.has_record:
+            from conda_torchcheck.inventory.dists import read_record_file
+
+            for path, _digest, _size in read_record_file(dist):
+                parts = path.replace("\\", "/").split("/")
+                if len(parts) == 3 and parts[0] == "torch" and parts[1] == "lib":
+                    names.add(parts[2])
+        for rec in (ctx.torch.conda_record, ctx.torch.libtorch_record):
+            if rec is None:
+                continue
+            for f in rec.files:
+                if "/" in f and f.rsplit("/", 1)[0].endswith(("torch/lib", "lib")) and ".so" in f:
+                    names.add(f.rsplit("/", 1)[1])
+        return frozenset(names)
+
+    return ctx.memo("linux_torch_record_libs", compute)
+
+
+def ships_with_torch(ctx: CheckContext, name: str) -> bool:
+    return name in torch_record_libs(ctx) or (
+        ctx.torch.lib_dir is not None and name.startswith(("libtorch", "libc10", "libshm", "libcaffe2"))
+    )
+
+
+def reinstall_torch_fix(ctx: CheckContext, summary: Text) -> Fix:
+    """Reinstall exactly the torch that is there, from where it came (pip index or conda channel)."""
+    torch = ctx.torch
+    env = ctx.env
+    if torch.source in ("conda",) and torch.conda_record is not None:
+        specs = [cmd.exact_conda_spec(torch.conda_record)]
+        if torch.libtorch_record is not None:
+            specs.append(cmd.exact_conda_spec(torch.libtorch_record))
+        return Fix(
+            "conda", summary, commands=(cmd.conda_install(env, specs, channel=None, extra=("--force-reinstall",)),)
+        )
+    version = torch.dist.version if torch.dist is not None else torch.version
+    target = f'"torch=={version}"' if version else "torch"
+    local = torch.dist.local_version if torch.dist is not None else None
+    index = f" --index-url {cmd.pip_index_url(local)}" if local else ""
+    command = cmd.pip(env, f"install --force-reinstall --no-deps {target}{index}", dist=torch.dist)
+    return Fix("pip", summary, commands=(command,))
+
+
+def pip_install_fix(ctx: CheckContext, requirement: str, summary: Text) -> Fix:
+    return Fix("pip", summary, commands=(cmd.pip(ctx.env, f'install "{requirement}"', dist=ctx.torch.dist),))
+
+
+def is_conda_env(ctx: CheckContext) -> bool:
+    return ctx.env.layout in ("conda", "pixi")
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen

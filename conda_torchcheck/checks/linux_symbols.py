@@ -1,0 +1,182 @@
+"""TC403: undefined symbols that no library in the lookup scope defines (``undefined symbol: X``).
+
+ld.so binds every symbol when Python imports an extension (RTLD_NOW), so one missing definition fails the
+import. The lookup scope of an object dlopened by torch is the global scope (the Python executable and its
+libraries, LD_PRELOAD, libraries loaded with RTLD_GLOBAL before it) followed by that dlopen's own closure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks import linux_common as common
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.loader import linux
+from conda_torchcheck.messages import msg
+
+# symbol prefix -> the SONAME prefix of the library that normally defines it
+_PROVIDERS = (
+    ("nccl", "libnccl.so"),
+    ("__nvJitLink", "libnvJitLink.so"),
+    ("nvJitLink", "libnvJitLink.so"),
+    ("cublasLt", "libcublasLt.so"),
+    ("cublas", "libcublas.so"),
+    ("cudnn", "libcudnn"),
+    ("cusparseLt", "libcusparseLt.so"),
+    ("cusparse", "libcusparse.so"),
+    ("cufft", "libcufft"),
+    ("curand", "libcurand.so"),
+    ("cusolver", "libcusolver"),
+    ("nvrtc", "libnvrtc"),
+    ("cupti", "libcupti.so"),
+    ("cuda", "libcudart.so"),
+    ("iJIT_", "libmkl"),
+    ("mkl_", "libmkl"),
+    ("GOMP_", "libgomp"),
+    ("omp_", "libgomp"),
+)
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    load = linux.torch_load(ctx)
+    if load is None:
+        return
+    misses = linux.torch_symbol_misses(ctx)
+    grouped: dict[tuple[str, str | None], list[linux.SymbolMiss]] = {}
+    for miss in misses:
+        grouped.setdefault((miss.name, miss.version), []).append(miss)
+    steps = {s.label: s for s in load.steps}
+    for (symbol, version), hits in grouped.items():
+        first = hits[0]
+        step = steps.get(first.step)
+        fatal = step.fatal if step is not None else True
+        version_text = f"@{version} ({first.version_file})" if version else ""
+        message = f"{first.required_by}: undefined symbol: {symbol}" + (f", version {version}" if version else "")
+        provider = _provider(load, first)
+        yield finding(
+            "TC403",
+            Severity.ERROR if fatal else Severity.WARNING,
+            symbol=symbol,
+            version_text=version_text,
+            required_by=str(first.required_by),
+            scope_count=len(first.scope),
+            step=first.step,
+            message=message,
+            evidence={
+                "symbol": symbol,
+                "version": version,
+                "version_from": first.version_file,
+                "required_by": common.dedupe(str(h.required_by) for h in hits),
+                "chain": common.chain(load.graph, first.required_by),
+                "expected_provider": str(provider.path) if provider is not None else None,
+                "provider_found_by": _how(load, provider),
+                "lookup_scope": [str(p) for p in first.scope],
+                "loader_message": message,
+            },
+            fixes=_fixes(ctx, load, first, provider),
+        )
+
+
+def _provider(load: linux.LinuxLoad, miss: linux.SymbolMiss) -> linux.LoadedObject | None:
+    """The loaded library that ought to define the symbol: the version's file, else by symbol prefix."""
+    objects = load.ldso.every_object
+    if miss.version_file:
+        for obj in objects:
+            if miss.version_file in obj.names:
+                return obj
+    for prefix, soname in _PROVIDERS:
+        if miss.name.startswith(prefix):
+            for obj in objects:
+                if obj.path.name.startswith(soname) or any(n.startswith(soname) for n in obj.names):
+                    return obj
+    return None
+
+
+def _how(load: linux.LinuxLoad, provider: linux.LoadedObject | None) -> str | None:
+    if provider is None:
+        return None
+    for _module, dep in load.graph.iter_edges():
+        if dep.resolution is not None and dep.resolution.path == provider.path:
+            return common.describe_place(dep.resolution.found_by)
+    return None
+
+
+def _fixes(
+    ctx: CheckContext, load: linux.LinuxLoad, miss: linux.SymbolMiss, provider: linux.LoadedObject | None
+) -> list[Fix]:
+    env = ctx.env
+    fixes: list[Fix] = []
+    if miss.name == "iJIT_NotifyEvent" or miss.name.startswith("iJIT_"):
+        commands = [cmd.conda_install(env, ["mkl<2024.1"], channel=None)] if common.is_conda_env(ctx) else []
+        commands.append(cmd.conda_install(env, ["pytorch"]) if common.is_conda_env(ctx) else "")
+        fixes.append(Fix("conda", msg("TC403.fix.mkl"), commands=tuple(c for c in commands if c)))
+        return fixes
+    if provider is not None:
+        found_by = None
+        for _module, dep in load.graph.iter_edges():
+            if dep.resolution is not None and dep.resolution.path == provider.path:
+                found_by = dep.resolution.found_by
+                break
+        if found_by is not None and found_by.step == "ld_library_path":
+            value = ctx.host.get("LD_LIBRARY_PATH") or ""
+            kept = [
+                p for p in value.split(":") if p and os.path.normpath(p) != os.path.normpath(found_by.directory or "")
+            ]
+            command = f'export LD_LIBRARY_PATH="{":".join(kept)}"' if kept else "unset LD_LIBRARY_PATH"
+            fixes.append(
+                Fix(
+                    "env",
+                    msg("TC403.fix.remove_llp", path=str(provider.path), directory=found_by.directory),
+                    commands=(command,),
+                )
+            )
+        req = common.nvidia_requirement_for(ctx, provider.path.name) or next(
+            (common.nvidia_requirement_for(ctx, n) for n in provider.names if common.nvidia_requirement_for(ctx, n)),
+            None,
+        )
+        if req is not None:
+            text = str(req).split(";")[0].strip()
+            fixes.append(
+                common.pip_install_fix(
+                    ctx,
+                    text,
+                    msg("TC403.fix.nvidia_pin", library=provider.path.name, path=str(provider.path), requirement=text),
+                )
+            )
+        if fixes:
+            return fixes
+    lib_dir = ctx.torch.lib_dir
+    if lib_dir is not None and str(miss.required_by).startswith(str(lib_dir)) and _torch_symbol(miss.name):
+        fixes.append(common.reinstall_torch_fix(ctx, msg("TC403.fix.reinstall_torch")))
+        return fixes
+    library = provider.path.name if provider is not None else (miss.version_file or "?")
+    fixes.append(
+        Fix(
+            "system",
+            msg(
+                "TC403.fix.upgrade_library",
+                library=library,
+                required_by=miss.required_by.name,
+                path=str(provider.path) if provider is not None else "-",
+            ),
+        )
+    )
+    return fixes
+
+
+def _torch_symbol(name: str) -> bool:
+    """A C++ symbol of torch's own namespaces (c10::, at::, torch::, caffe2::)."""
+    return name.startswith("_Z") and any(ns in name for ns in ("3c10", "2at", "5torch", "6caffe2"))
+
+
+CHECK = Check(
+    name="linux_symbols",
+    ids=("TC403",),
+    summary="undefined symbols no loaded library defines (MKL iJIT, NCCL, nvJitLink, mixed torch files)",
+    run=run,
+    platforms=("linux",),
+)
