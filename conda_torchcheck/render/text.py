@@ -97,7 +97,11 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
     else:
         out.append("  " + translate("report.no_torch", lang))
     if report.import_test is not None:
-        out.append("  " + translate("report.import_test_ran", lang, outcome=report.import_test.get("outcome", "?")))
+        from conda_torchcheck.explain.render import import_test_outcome
+
+        when = report.import_test.get("ran_at", "?")
+        outcome = import_test_outcome(report.import_test, lang)
+        out.append("  " + translate("report.import_test_ran", lang, outcome=outcome, when=when))
     out.append("")
     if not report.findings:
         out.append(paint(translate("report.all_good", lang), "green", color))

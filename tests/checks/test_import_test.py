@@ -226,3 +226,6 @@ def test_check_cli_reports_when_it_ran(real_venv, fake_torch, capsys):
     assert "| Import test | run at " in out
     assert main(["check", "-p", str(real_venv), "--format", "markdown", "--only", "TC7"]) == 0
     assert "| Import test | not run" in capsys.readouterr().out
+    assert main(["check", "-p", str(real_venv), "--import-test", "--only", "TC7", "--lang", "zh_CN"]) == 0
+    out = capsys.readouterr().out
+    assert "导入测试运行于 " in out and "torch 2.5.1+cpu 导入成功" in out
