@@ -91,15 +91,17 @@ class Exports:
     dll_name: str | None
     names: frozenset[str]
     ordinal_base: int
-    count: int  # NumberOfFunctions: ordinals base .. base+count-1 exist
+    count: int  # NumberOfFunctions: ordinals base .. base+count-1
     forwarders: Mapping[str, str] = field(default_factory=dict)
+    #: ordinals whose address-table entry is not empty (only these resolve)
+    ordinals: frozenset[int] = frozenset()
 
     def has(self, symbol: ImportedSymbol) -> bool:
         if symbol.name is not None:
             return symbol.name in self.names
         if symbol.ordinal is None:
             return False
-        return self.ordinal_base <= symbol.ordinal < self.ordinal_base + self.count
+        return symbol.ordinal in self.ordinals
 
     def forwarder(self, symbol: ImportedSymbol) -> str | None:
         key = symbol.name if symbol.name is not None else f"#{symbol.ordinal}"
@@ -227,6 +229,14 @@ def _open(path: Path):
     (pe_offset,) = struct.unpack_from("<I", head, 0x3C)
     if pe_offset + 24 > size:
         raise _Corrupt(f"truncated: the PE header would start at byte {pe_offset} of {size}")
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(pe_offset)
+            signature = fh.read(4)
+    except OSError as exc:
+        raise _Corrupt(f"cannot read: {exc.strerror or exc}") from exc
+    if signature != b"PE\0\0":
+        raise _Corrupt(f"no PE header at byte {pe_offset} (a DOS program or a damaged file)")
     import pefile  # only here: the plugin must not pay for it at import time
 
     # map the file ourselves: pefile's own close() runs gc.collect(), ~25 ms per file
@@ -401,8 +411,10 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
         name_rvas = struct.unpack(f"<{n_names}I", img.read(names_rva, 4 * n_names)) if n_names else ()
         names = [img.cstring(r) for r in name_rvas]
         forwarders: dict[str, str] = {}
+        ordinals: frozenset[int] = frozenset()
         if n_functions:
             functions = struct.unpack(f"<{n_functions}I", img.read(functions_rva, 4 * n_functions))
+            ordinals = frozenset(base + i for i, f in enumerate(functions) if f)
             forwarded = {i for i, f in enumerate(functions) if rva <= f < rva + dir_size}
             if forwarded:
                 ordinals = struct.unpack(f"<{n_names}H", img.read(ordinals_rva, 2 * n_names)) if n_names else ()
@@ -412,7 +424,7 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
                 for index in forwarded:
                     target = img.cstring(functions[index])
                     forwarders[named.get(index, f"#{base + index}")] = target
-        return Exports(dll_name, frozenset(names), base, n_functions, forwarders)
+        return Exports(dll_name, frozenset(names), base, n_functions, forwarders, ordinals)
     except _Corrupt as exc:
         return Unreadable(path, str(exc))
     except (MemoryError, RecursionError):

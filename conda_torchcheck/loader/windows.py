@@ -257,7 +257,7 @@ class ProcessModel:
         return list(reversed(self.torch_dirs)) + list(self.interpreter_dirs)
 
     def _app(self) -> Place:
-        return Place(STEP_APP_DIR, self.app_dir, self.app_dir_shown, "python.exe")
+        return Place(STEP_APP_DIR, self.app_dir, self.app_dir_shown)
 
     def _system32(self) -> Place:
         shown = str(self.system_dir) if self.system_dir else "System32"
@@ -279,13 +279,19 @@ class ProcessModel:
         first = Place(STEP_DLL_LOAD_DIR, load_dir, str(load_dir)) if load_dir is not None else self._app()
         places = [first, self._system32()]
         if self.windows_dir is not None:
-            system16 = fs.find_child(self.windows_dir, "System") if self.system_known else None
+            system16 = (
+                (fs.find_child(self.windows_dir, "System") or self.windows_dir / "System")
+                if self.system_known
+                else None
+            )
             places.append(Place(STEP_SYSTEM16, system16, str(self.windows_dir / "System")))
             places.append(Place(STEP_WINDOWS, self.windows_dir if self.system_known else None, str(self.windows_dir)))
         else:
             places.append(Place(STEP_WINDOWS, None, "Windows"))
         places.append(Place(STEP_CWD, self.cwd, self.cwd_shown or "CWD", "" if self.cwd_shown else "unknown"))
         places.extend(path_prefix)
+        if self.path_entries is None:
+            places.append(Place(STEP_PATH, None, "PATH", "unknown"))
         for i, (text, local) in enumerate(self.path_entries or (), 1):
             places.append(Place(STEP_PATH, local, text, f"PATH entry {i}"))
         return places
@@ -673,6 +679,7 @@ class _Attempt:
     mode: str  # "0x1100" | "classic" | "default-dirs"
     record: bool  # write dependencies into the graph (the first, 0x1100 pass)
     pending: dict[str, Path] = field(default_factory=dict)
+    found_how: dict[str, SearchPlace] = field(default_factory=dict)
     error: int | None = None
     failing: tuple[Path, str] | None = None
     chain: list[Path] = field(default_factory=list)
@@ -724,10 +731,11 @@ class _Simulation:
             return _Found(Resolution(None, SearchPlace(STEP_API_SET, None, note)), ())
         if key in attempt.pending:
             path = attempt.pending[key]
-            return _Found(Resolution(path, SearchPlace(STEP_LOADED, str(path.parent), "this load")), ())
+            return _Found(Resolution(path, SearchPlace(STEP_LOADED, str(path.parent), "this-load")), ())
         if key in self.loaded:
             path, how = self.loaded[key]
-            note = how.step if how.step != STEP_LOADED else how.note
+            # note "<who loaded it>:<how it was found then>", e.g. "preload:full-path", "vc-probe:application-dir"
+            note = f"{how.note}:{how.step}" if how.step != STEP_LOADED else how.note
             return _Found(Resolution(path, SearchPlace(STEP_LOADED, how.directory, note), assumed=path is None), ())
         if key in self.model.known_dlls:
             if self.model.system_known:
@@ -821,6 +829,7 @@ class _Simulation:
             elif not imported.delay:
                 provider = found.resolution.path
                 if found.path is not None and provider is not None:
+                    attempt.found_how.setdefault(provider.name.lower(), found.resolution.found_by)
                     self.load(provider, attempt, [*chain, provider])
                 if provider is not None:
                     missing = self._check_symbols(path, imported, provider, attempt, chain)
@@ -901,10 +910,16 @@ class _Simulation:
             attempt.failing = (importer, name)
             attempt.chain = list(chain) if chain else [importer]
 
-    def commit(self, attempt: _Attempt, how: SearchPlace) -> None:
+    def commit(self, attempt: _Attempt, root: Path, who: str) -> None:
         for name, path in attempt.pending.items():
-            if name not in self.loaded:
-                self.loaded[name] = (path, how)
+            if name in self.loaded:
+                continue
+            if path == root:
+                self.loaded[name] = (path, SearchPlace(STEP_FULL_PATH, str(path.parent), who))
+            else:
+                how = attempt.found_how.get(name) or SearchPlace(STEP_FULL_PATH, str(path.parent))
+                token = "fallback" if who == "fallback" else "dependency"
+                self.loaded[name] = (path, SearchPlace(how.step, how.directory, token))
 
     # ---- one LoadLibrary call
     def load_root(self, path: Path, kind: str, index: int, *, fallback_prefix: list[Place] | None) -> RootOutcome:
@@ -924,7 +939,7 @@ class _Simulation:
         outcome.first_error = attempt.error
         outcome.uncertain = attempt.uncertain
         if attempt.error is None:
-            self.commit(attempt, SearchPlace(STEP_FULL_PATH, str(path.parent), kind))
+            self.commit(attempt, path, kind)
             return outcome
         outcome.error, outcome.failing, outcome.chain = attempt.error, attempt.failing, attempt.chain
         if attempt.error == ERROR_MOD_NOT_FOUND and fallback_prefix is not None:
@@ -937,7 +952,7 @@ class _Simulation:
             self._record_fallback(retry)
             if retry.error is None:
                 outcome.error = None
-                self.commit(retry, SearchPlace(STEP_FULL_PATH, str(path.parent), "fallback"))
+                self.commit(retry, path, "fallback")
             else:
                 outcome.error, outcome.failing, outcome.chain = retry.error, retry.failing, retry.chain
         return outcome
@@ -966,13 +981,13 @@ class _Simulation:
         if model.python_dll is not None:
             self.loaded[model.python_dll.name.lower()] = (
                 model.python_dll,
-                SearchPlace(STEP_LOADED, str(model.python_dll.parent), "interpreter"),
+                SearchPlace(STEP_APP_DIR, str(model.python_dll.parent), "interpreter"),
             )
         elif model.python_tag:
             # the interpreter runs, so its DLL is loaded even where this tool cannot look
             self.loaded[f"python{model.python_tag}.dll"] = (
                 None,
-                SearchPlace(STEP_LOADED, model.app_dir_shown, "interpreter (not examined)"),
+                SearchPlace(STEP_UNEXAMINED, model.app_dir_shown, "interpreter"),
             )
         if not names:
             names = ["vcruntime140.dll"]
@@ -985,10 +1000,10 @@ class _Simulation:
                 how = found.resolution.found_by
                 self.loaded[name] = (
                     found.resolution.path,
-                    SearchPlace(STEP_LOADED, how.directory, f"interpreter ({how.step})"),
+                    SearchPlace(how.step, how.directory, "interpreter"),
                 )
             else:  # python.exe started, so it found this DLL somewhere this tool cannot see
-                self.loaded[name] = (None, SearchPlace(STEP_LOADED, None, "interpreter (not examined)"))
+                self.loaded[name] = (None, SearchPlace(STEP_UNEXAMINED, None, "interpreter"))
 
     def vc_probe(self, dlls: list[str]) -> dict[str, Resolution | None]:
         out: dict[str, Resolution | None] = {}
@@ -996,11 +1011,12 @@ class _Simulation:
             attempt = _Attempt(self.model.default_dirs(), "default-dirs", record=False)
             found = self.find(name, attempt)
             out[name] = found.resolution
-            if found.resolution is not None and found.problem is None and name.lower() not in self.loaded:
+            examined = found.resolution is not None and found.resolution.path is not None
+            if examined and found.problem is None and name.lower() not in self.loaded:
                 how = found.resolution.found_by
                 self.loaded[name.lower()] = (
                     found.resolution.path,
-                    SearchPlace(STEP_LOADED, how.directory, f"torch's VC++ runtime probe ({how.step})"),
+                    SearchPlace(how.step, how.directory, "vc-probe"),
                 )
         return out
 
@@ -1157,8 +1173,9 @@ def build_graph_for_file(ctx, path: Path) -> WindowsLoadGraph:
     graph.roots.append(path)
     graph.outcomes.append(sim.load_root(path, "file", 0, fallback_prefix=None))
     graph.search_order = [p.searched() for p in model.safe_order(path.parent)]
-    graph.notes = list(model.notes)
-    graph.notes.append(translate("win.note.file_model"))
+    # no PATH fallback happens for a single LoadLibraryExW: the PATH note would only distract
+    graph.notes = [n for n in model.notes if n != translate("win.note.path_unknown")]
+    graph.notes.append(translate("win.note.file_model" if torch_info.installed else "win.note.file_model_bare"))
     return graph
 
 

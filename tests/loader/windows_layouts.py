@@ -126,3 +126,49 @@ def fake_windows(root: Path, *, arch: str = "x86_64", extra: Iterable[Path] = ()
 
 def record_digest(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pe"
+
+
+def fixture(rel: str) -> Path:
+    return FIXTURES / rel
+
+
+def context(prefix: Path, *, system_root: Path | None = None, path: str | None = None, cwd: Path | None = None, **env):
+    """A CheckContext for a Windows env read from this (Linux) machine, with the host facts given."""
+    from conda_torchcheck.checks.context import CheckContext
+    from conda_torchcheck.inventory import fs, load_environment
+
+    fs.clear_cache()
+    overrides = dict(env)
+    if path is not None:
+        overrides["PATH"] = path
+    environment, host = load_environment(
+        prefix, use_live_host=False, host_overrides=overrides, cwd=cwd, system_root=system_root
+    )
+    return CheckContext(environment, host)
+
+
+def windows_env(tmp_path: Path, *, layout: str = "conda", python: str = "3.11.9", channel: str = "conda-forge", **kw):
+    return EnvBuilder(tmp_path / "env", os="windows", layout=layout, python=python, python_channel=channel, **kw)
+
+
+def python_org_base(root: Path, runtime_key: str | None = "msvc-runtime-14.44", tag: str = "311") -> Path:
+    """A python.org-style install: python.exe, pythonXY.dll and (x64) vcruntime140.dll + vcruntime140_1.dll."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "python.exe").write_bytes(pe_stub("x86_64"))
+    (root / f"python{tag}.dll").write_bytes(pe_stub("x86_64"))
+    (root / "Lib" / "site-packages").mkdir(parents=True, exist_ok=True)
+    if runtime_key:
+        install_runtime(root, runtime_key, ["vcruntime140.dll", "vcruntime140_1.dll"])
+    return root
+
+
+def venv_on(tmp_path: Path, base: Path, *, python: str = "3.11.9") -> EnvBuilder:
+    """A venv whose pyvenv.cfg points at ``base`` (a local folder, so the model can look at it)."""
+    builder = EnvBuilder(tmp_path / "venv", os="windows", layout="venv", python=python)
+    (builder.prefix / "pyvenv.cfg").write_text(
+        f"home = {base}\ninclude-system-site-packages = false\nversion = {python}\n", encoding="utf-8"
+    )
+    return builder
