@@ -1,0 +1,83 @@
+"""``conda torchcheck``: the standalone CLI's verbs under conda, following conda's conventions.
+
+Each verb module's ``configure_parser(parser, conda=True)`` adds its own options; this glue adds conda's
+``-n/-p`` (``add_parser_prefix``) and ``--json``/``-v``/``-q`` (``add_parser_json``) where the verb did not, and at
+run time hands the verb conda's resolved values: ``context.target_prefix`` (``-n`` resolved through conda's envs
+dirs), ``context.json`` (so ``json: true`` in .condarc works) and ``context.verbosity``.
+
+``conda torchcheck -p X`` runs ``check`` (the default verb): its options are also accepted before any verb.
+Options go after the verb when a verb is named (``conda torchcheck tree -p X``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Iterator
+from types import ModuleType
+
+#: verbs that look at no environment
+NO_TARGET = frozenset({"explain", "list-checks"})
+
+
+def verb_modules() -> Iterator[tuple[str, ModuleType]]:
+    from conda_torchcheck.cli import VERBS
+
+    for verb, module_name in VERBS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:  # verb not written yet on this branch
+                continue
+            raise
+        yield verb, module
+
+
+def _has_option(parser: argparse.ArgumentParser, option: str) -> bool:
+    return option in parser._option_string_actions
+
+
+def _add_conda_options(parser: argparse.ArgumentParser, *, target: bool) -> None:
+    from conda.cli.helpers import add_parser_json, add_parser_prefix
+
+    # conda's -v/-q replace a verb's own: resolve, do not clash
+    parser.conflict_handler = "resolve"
+    if target and not (_has_option(parser, "-p") or _has_option(parser, "--prefix")):
+        add_parser_prefix(parser)
+    if not _has_option(parser, "--json") or not _has_option(parser, "--console"):
+        add_parser_json(parser)
+    parser.set_defaults(_torchcheck_target=target)
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    modules = dict(verb_modules())
+    default = modules.get("check")
+    if default is not None:
+        default.configure_parser(parser, conda=True)
+    _add_conda_options(parser, target=True)
+    parser.set_defaults(_torchcheck_verb="check")
+    sub = parser.add_subparsers(dest="_torchcheck_subverb", metavar="VERB")
+    sub.required = False
+    for verb, module in modules.items():
+        verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
+        module.configure_parser(verb_parser, conda=True)
+        _add_conda_options(verb_parser, target=verb not in NO_TARGET)
+        verb_parser.set_defaults(_torchcheck_verb=verb)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the chosen verb with conda's resolved prefix/json/verbosity; returns the verb's exit code."""
+    from conda.base.context import context
+
+    from conda_torchcheck.cli.main import run_verb
+
+    verb = getattr(args, "_torchcheck_subverb", None) or getattr(args, "_torchcheck_verb", "check")
+    modules = dict(verb_modules())
+    module = modules[verb]
+    if getattr(args, "_torchcheck_target", False):
+        args.prefix = str(context.target_prefix)  # -n resolved by conda; default: the active env
+        args.name = None
+    args.json = bool(context.json)
+    args.verbose = max(int(getattr(args, "verbose", 0) or 0), int(context.verbosity or 0))
+    args.func = module.execute
+    return run_verb(args)

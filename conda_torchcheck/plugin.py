@@ -1,0 +1,155 @@
+"""conda plugin hooks for conda-torchcheck.
+
+conda imports this module on every command (even with --no-plugins), so it stays thin: at module level only
+conda's ``hookimpl`` and the plugin-types module. Every hook imports its implementation when it is called, and
+a hook whose type the running conda lacks yields nothing instead of failing. A test asserts the module set.
+"""
+
+from __future__ import annotations
+
+from conda.plugins import hookimpl
+from conda.plugins import types as plugin_types
+
+PLUGIN = "conda-torchcheck"
+SUMMARY = "Why `import torch` fails (or will fail) in an environment, proven from its files, with the fix."
+#: conda command names the post-command check runs for, old and new spellings: `conda env create` is `create`
+#: since conda 26.7 and `env_create` before; `conda env update` is `env_update`
+RUN_FOR = frozenset({"install", "create", "update", "remove", "env_create", "env_update"})
+
+
+def _configure_parser(parser):
+    from conda_torchcheck.hooks.subcommand import configure_parser
+
+    configure_parser(parser)
+
+
+def _execute(args):
+    from conda_torchcheck.hooks.subcommand import execute
+
+    return execute(args)
+
+
+@hookimpl
+def conda_subcommands():
+    yield plugin_types.CondaSubcommand(
+        name="torchcheck", summary=SUMMARY, action=_execute, configure_parser=_configure_parser
+    )
+
+
+def _post_command(command):
+    from conda_torchcheck.hooks.post_command import post_command
+
+    post_command(command)
+
+
+def _pre_command(command):
+    from conda_torchcheck.hooks.post_command import pre_command
+
+    pre_command(command)
+
+
+@hookimpl
+def conda_pre_commands():
+    yield plugin_types.CondaPreCommand(name=f"{PLUGIN}-snapshot", action=_pre_command, run_for=set(RUN_FOR))
+    yield from _envspec_hooks("pre_commands")
+
+
+@hookimpl
+def conda_post_commands():
+    yield plugin_types.CondaPostCommand(name=f"{PLUGIN}-check", action=_post_command, run_for=set(RUN_FOR))
+
+
+def _post_solve(repodata_fn, unlink_precs, link_precs):
+    from conda_torchcheck.hooks.post_solve import post_solve
+
+    post_solve(repodata_fn, unlink_precs, link_precs)
+
+
+@hookimpl
+def conda_post_solves():
+    yield plugin_types.CondaPostSolve(name=f"{PLUGIN}-guard", action=_post_solve)
+
+
+@hookimpl
+def conda_post_transaction_actions():
+    # records the real target prefix and the packages changed, for the post-command (conda >= 25.5)
+    action_type = getattr(plugin_types, "CondaPostTransactionAction", None)
+    if action_type is None:
+        return
+    from conda_torchcheck.hooks.transaction import recorder_action_class
+
+    yield action_type(name=f"{PLUGIN}-record", action=recorder_action_class())
+
+
+def _health_check(prefix, verbose):
+    from conda_torchcheck.hooks.health import check
+
+    check(prefix, verbose)
+
+
+def _health_fix(prefix, args, confirm):
+    from conda_torchcheck.hooks.health import fix
+
+    return fix(prefix, args, confirm)
+
+
+@hookimpl
+def conda_health_checks():
+    from dataclasses import fields
+
+    from conda_torchcheck.hooks.health import CHECK_NAME, FIX_SUMMARY, SUMMARY
+
+    accepted = {f.name for f in fields(plugin_types.CondaHealthCheck)}
+    extra = {"fixer": _health_fix, "summary": SUMMARY, "fix": FIX_SUMMARY}  # fixers: conda >= 26.1
+    yield plugin_types.CondaHealthCheck(
+        name=CHECK_NAME, action=_health_check, **{k: v for k, v in extra.items() if k in accepted}
+    )
+
+
+@hookimpl
+def conda_settings():
+    from conda.common.configuration import PrimitiveParameter
+
+    from conda_torchcheck.hooks.settings import SETTINGS
+
+    for spec in SETTINGS:
+        yield plugin_types.CondaSetting(
+            name=spec.name,
+            description=spec.description,
+            parameter=PrimitiveParameter(spec.default, element_type=bool),
+        )
+
+
+@hookimpl
+def conda_environment_exporters():
+    if getattr(plugin_types, "CondaEnvironmentExporter", None) is None:
+        return
+    yield from _envspec_hooks("environment_exporters")
+
+
+def _envspec_hooks(name):
+    """Plugin objects from the environment.yml integration (``envspec/conda_integration.py``), if present.
+
+    A failure there must not break every conda command (a raising hook is fatal to conda), so it is
+    reported on stderr and skipped.
+    """
+    import importlib
+
+    module_name = "conda_torchcheck.envspec.conda_integration"
+    try:
+        module = importlib.import_module(module_name)
+        provider = getattr(module, name, None)
+        items = list(provider()) if provider is not None else []
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return
+        items, error = [], exc
+    except Exception as exc:
+        items, error = [], exc
+    else:
+        error = None
+    if error is not None:
+        import sys
+
+        print(f"{PLUGIN}: environment.yml integration unavailable ({type(error).__name__}: {error})", file=sys.stderr)
+    yield from items
