@@ -594,13 +594,25 @@ def read_symbols(elf: ElfFile) -> Symbols | Unreadable:
     except (ElfError, OSError) as exc:
         return Unreadable(elf.path, str(exc))
     try:
+        return _guarded_symbols(elf, image)
+    finally:
+        _close(handle)
+
+
+def symbols_from_bytes(elf: ElfFile, data: bytes) -> Symbols | Unreadable:
+    """Like :func:`read_symbols` for the bytes ``elf`` was parsed from (used by the fuzz job)."""
+    if elf.tables.symtab is None or elf.tables.strtab is None:
+        return Symbols(elf.path, [], 0)
+    return _guarded_symbols(elf, _Image(data, len(data)))
+
+
+def _guarded_symbols(elf: ElfFile, image: _Image) -> Symbols | Unreadable:
+    try:
         return _read_symbols(elf, image)
     except ElfError as exc:
         return Unreadable(elf.path, str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
         return Unreadable(elf.path, f"corrupt symbol table: {type(exc).__name__}: {exc}")
-    finally:
-        _close(handle)
 
 
 def _native_order_matches(little: bool) -> bool:
@@ -706,4 +718,5 @@ __all__ = [
     "parse_bytes",
     "read_elf",
     "read_symbols",
+    "symbols_from_bytes",
 ]

@@ -37,6 +37,31 @@ def describe_searched(places: Sequence[SearchPlace]) -> list[str]:
     return [describe_place(p) for p in places]
 
 
+def original_place(graph: LoadGraph, path: Path) -> SearchPlace | None:
+    """How ``path`` was found when it was first loaded (skipping later "already-loaded" reuses)."""
+    fallback = None
+    for _module, dep in graph.iter_edges():
+        res = dep.resolution
+        if res is None or res.path != path:
+            continue
+        if res.found_by.step != "already-loaded":
+            return res.found_by
+        fallback = fallback or res.found_by
+    return fallback
+
+
+def describe_resolution(graph: LoadGraph, place: SearchPlace | None, path: Path) -> str:
+    """``runpath /x (DT_RUNPATH of libfoo.so)``; for a reused object also how it was first found."""
+    if place is None:
+        return "?"
+    text = describe_place(place)
+    if place.step == "already-loaded":
+        first = original_place(graph, path)
+        if first is not None and first.step != "already-loaded":
+            text += "; first found by " + describe_place(first)
+    return text
+
+
 def chain(graph: LoadGraph, path: Path, last: str | None = None) -> list[str]:
     """``python3.11 → _C.cpython-311….so → libtorch_python.so [→ last]`` as paths."""
     out = [str(p) for p in graph.chain_to(path)]

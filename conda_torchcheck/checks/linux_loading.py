@@ -143,7 +143,9 @@ def _versions(ctx: CheckContext, load: linux.LinuxLoad, first: str | None) -> It
         family = _family(version)
         highest = _highest(target.elf, family) or "-"
         dep = next((d for d in obj.module.dependencies if d.name == file), None)
-        how = common.describe_place(dep.resolution.found_by) if dep and dep.resolution else "?"
+        how = common.describe_resolution(
+            load.graph, dep.resolution.found_by if dep and dep.resolution else None, target.path
+        )
         message = f"{target_path}: version `{version}' not found (required by {obj.path})"
         alternatives = _alternatives(ctx, load, obj, file, version, target)
         required_by = common.dedupe(str(o.path) for o, _f, _t, _s in hits)
@@ -171,7 +173,7 @@ def _versions(ctx: CheckContext, load: linux.LinuxLoad, first: str | None) -> It
                 "loader_message": message,
                 "reported_first": first == message,
             },
-            fixes=_version_fixes(ctx, file, version, target, dep, alternatives, highest),
+            fixes=_version_fixes(ctx, load, file, version, target, alternatives, highest),
         )
 
 
@@ -234,17 +236,18 @@ def _alternatives(
 
 def _version_fixes(
     ctx: CheckContext,
+    load: linux.LinuxLoad,
     file: str,
     version: str,
     target: linux.LoadedObject,
-    dep: Dependency | None,
     alternatives: list[tuple[str, str]],
     highest: str,
 ) -> list[Fix]:
     env = ctx.env
     fixes: list[Fix] = []
-    step = dep.resolution.found_by.step if dep and dep.resolution else ""
-    directory = dep.resolution.found_by.directory if dep and dep.resolution else None
+    place = common.original_place(load.graph, target.path)
+    step = place.step if place else ""
+    directory = place.directory if place else None
     better = ", ".join(p for p, _w in alternatives) or "-"
     if step == "ld_library_path" and alternatives:
         fixes.append(

@@ -99,10 +99,8 @@ def _provider(load: linux.LinuxLoad, miss: linux.SymbolMiss) -> linux.LoadedObje
 def _how(load: linux.LinuxLoad, provider: linux.LoadedObject | None) -> str | None:
     if provider is None:
         return None
-    for _module, dep in load.graph.iter_edges():
-        if dep.resolution is not None and dep.resolution.path == provider.path:
-            return common.describe_place(dep.resolution.found_by)
-    return None
+    place = common.original_place(load.graph, provider.path)
+    return common.describe_place(place) if place is not None else None
 
 
 def _fixes(
@@ -116,11 +114,7 @@ def _fixes(
         fixes.append(Fix("conda", msg("TC403.fix.mkl"), commands=tuple(c for c in commands if c)))
         return fixes
     if provider is not None:
-        found_by = None
-        for _module, dep in load.graph.iter_edges():
-            if dep.resolution is not None and dep.resolution.path == provider.path:
-                found_by = dep.resolution.found_by
-                break
+        found_by = common.original_place(load.graph, provider.path)
         if found_by is not None and found_by.step == "ld_library_path":
             value = ctx.host.get("LD_LIBRARY_PATH") or ""
             kept = [

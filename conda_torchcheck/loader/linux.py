@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conda_torchcheck.binaries.elf import ElfFile, Symbols, Unreadable, read_elf, read_symbols
+from conda_torchcheck.binaries.elf import ElfFile, SymbolRef, Symbols, Unreadable, read_elf, read_symbols
 from conda_torchcheck.binaries.headers import ELF_MACHINES
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
 from conda_torchcheck.loader.ldcache import (
@@ -944,6 +944,11 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
             remaining = set(wanted)
             if python_unknown:
                 remaining = {n for n in remaining if not n.startswith(_PYTHON_API)}
+            assumed = {d.name for o in scope for d in o.module.dependencies if d.resolution and d.resolution.assumed}
+            if assumed:
+                # libraries of a machine not examined here may define anything: only a reference versioned
+                # against a library that was examined can still be judged
+                remaining = {n for n in remaining if all(_versioned_from_known(o, n, assumed) for o in wanted[n])}
             for obj in scope:
                 if not remaining:
                     break
@@ -954,7 +959,7 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
             for name in sorted(remaining):
                 for obj in wanted[name]:
                     syms = symbols_of(obj)
-                    ref = next(r for r in syms.undefined if r.name == name)  # type: ignore[union-attr]
+                    ref = SymbolRef(*next(r for r in syms.refs if r[0] == name))  # type: ignore[union-attr]
                     misses.append(
                         SymbolMiss(ref.text, ref.version, ref.version_file, obj.path, step.label, scope_paths)
                     )
@@ -966,6 +971,16 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
                 if obj not in global_scope:
                     global_scope.append(obj)
     return misses
+
+
+def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> bool:
+    syms = symbols_of(obj)
+    if not isinstance(syms, Symbols):
+        return False
+    for ref in syms.refs:
+        if ref[0] == name:
+            return ref[2] is not None and ref[2] not in assumed
+    return False
 
 
 def torch_symbol_misses(ctx: Any) -> list[SymbolMiss]:
