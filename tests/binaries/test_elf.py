@@ -23,6 +23,13 @@ from tests.binaries.elfgen import make_elf
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "prebuilt"
 
 
+@pytest.fixture(scope="module")
+def torch_linux_lib():
+    from tests.realdata import extract
+
+    return extract("torch-2.13.0-linux-cpu", ("torch/lib/*", "torch/_C*.so")) / "torch" / "lib"
+
+
 def test_dynamic_section_of_a_runpath_library():
     info = read_elf(FIX / "version" / "libapp.so")
     assert isinstance(info, ElfFile)
