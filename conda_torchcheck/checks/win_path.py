@@ -24,14 +24,8 @@ CONDA_DLL_FOLDERS = (("library", "bin"), ("library", "mingw-w64", "bin"), ("libr
 
 
 def _norm(path: str | Path) -> str:
-    return os.path.normcase(os.path.normpath(str(path))).rstrip("\\/")
-
-
-def _pass1(module, name: str):
-    for dep in module.dependencies:
-        if dep.name.lower() == name:
-            return dep
-    return None
+    # Windows paths compare case-insensitively, also when the env is examined from Linux
+    return os.path.normpath(str(path)).replace("\\", "/").rstrip("/").lower()
 
 
 def run(ctx: CheckContext) -> Iterator[Finding]:
@@ -45,9 +39,20 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
 def _fallback_findings(ctx: CheckContext, graph) -> Iterator[Finding]:
     from conda_torchcheck.loader.windows import closure
 
-    roots = {str(o.path): o for o in graph.outcomes if o.fallback_used}
+    roots = [o for o in graph.outcomes if o.fallback_used]
     if not roots:
         return
+    # what the safe (0x1100) search found or missed, by DLL name
+    first_found: dict[str, Path] = {}
+    first_missed: dict[str, list] = {}
+    for module, dep in graph.iter_edges():
+        if module.extra.get("resolved") != "0x1100" or dep.kind == "delay-import":
+            continue
+        key = dep.name.lower()
+        if dep.resolution is None:
+            first_missed.setdefault(key, []).append((module, dep))
+        elif dep.resolution.path is not None:
+            first_found.setdefault(key, dep.resolution.path)
     reported: set[str] = set()
     for module in graph.modules.values():
         for name, binding in module.extra.get("fallback", {}).items():
@@ -59,15 +64,13 @@ def _fallback_findings(ctx: CheckContext, graph) -> Iterator[Finding]:
                 continue
             if step == "path" and res["found_by"].get("note") == "prepended by torch":
                 continue  # one of torch's own folders, only reached through PATH here
-            dep = _pass1(module, name)
-            if dep is None:
-                continue
-            root = next((o for o in roots.values() if any(m.path == module.path for m in closure(graph, o.path))), None)
+            root = next((o for o in roots if any(m.path == module.path for m in closure(graph, o.path))), None)
             root_name = root.path.name if root else module.path.name
             step_label = translate(f"tree.step.{step}")
             where = res["found_by"].get("directory") or ""
-            if dep.resolution is None:
+            if name in first_missed:
                 reported.add(name)
+                importer, dep = first_missed[name][0]
                 yield finding(
                     "TC306",
                     Severity.WARNING,
@@ -76,29 +79,28 @@ def _fallback_findings(ctx: CheckContext, graph) -> Iterator[Finding]:
                     found=res["path"],
                     step=f"{step_label} ({where})",
                     evidence={
-                        "needed_by": str(module.path),
+                        "needed_by": str(importer.path),
                         "found_by_fallback": res["path"],
                         "how": f"{step_label}: {where}",
                         "first_attempt_searched": [f"{p.step}: {p.directory}" for p in dep.searched],
                     },
-                    fixes=[
-                        Fix("env", msg("TC306.fix.install", dll=dep.name)),
-                    ],
+                    fixes=[Fix("env", msg("TC306.fix.install", dll=dep.name))],
                 )
-            elif dep.resolution.path is not None and _norm(dep.resolution.path) != _norm(res["path"]):
+            elif name in first_found and _norm(first_found[name]) != _norm(res["path"]):
                 reported.add(name)
+                dll = Path(res["path"]).name
                 yield finding(
                     "TC306",
                     Severity.WARNING,
                     variant="shadow",
-                    dll=dep.name,
+                    dll=dll,
                     root=root_name,
                     found=res["path"],
-                    expected=str(dep.resolution.path),
+                    expected=str(first_found[name]),
                     step=f"{step_label} ({where})",
                     evidence={
                         "needed_by": str(module.path),
-                        "safe_search_uses": str(dep.resolution.path),
+                        "safe_search_uses": str(first_found[name]),
                         "fallback_uses": res["path"],
                         "how": f"{step_label}: {where}",
                     },

@@ -625,7 +625,7 @@ class WindowsLoadGraph(LoadGraph):
         return None
 
     def is_own(self, path: Path | None) -> bool:
-        return path is not None and os.path.normcase(str(path)) in self.own_paths
+        return path is not None and os.path.normcase(os.path.normpath(str(path))) in self.own_paths
 
     def module_version(self, path: Path | None) -> str | None:
         """FileVersion of ``path`` (read once, also for files that are not modules of the graph)."""
@@ -876,6 +876,11 @@ class _Simulation:
                 continue
             found = self.find(dll, attempt)
             problems: list[str] = []
+            if not attempt.record:
+                attempt.bindings[(str(provider), dll.lower())] = {
+                    "resolution": found.resolution,
+                    "searched": found.searched,
+                }
             if found.resolution is None:
                 self._fail(attempt, ERROR_MOD_NOT_FOUND, chain, provider, dll)
             elif found.resolution.path is not None and found.problem is None:
@@ -1027,7 +1032,19 @@ class _Simulation:
 def _own_paths(torch_info, env) -> set[str]:
     """The binaries that belong to the installed torch build (its wheel RECORD or its conda packages)."""
     own: set[str] = set()
-    if torch_info.package_dir is not None:
+    dist = torch_info.dist
+    if torch_info.source != "conda" and dist is not None and dist.has_record:
+        # the wheel's RECORD: a DLL it does not list (a leftover, a hand-copied file) is not part of this build
+        import csv
+
+        try:
+            with open(dist.record_path, encoding="utf-8", newline="", errors="replace") as fh:
+                for row in csv.reader(fh):
+                    if row and row[0].lower().endswith((".dll", ".pyd")):
+                        own.add(os.path.normcase(os.path.normpath(os.path.join(str(dist.site), row[0]))))
+        except OSError:
+            pass
+    elif torch_info.package_dir is not None:
         for folder in (torch_info.package_dir, torch_info.package_dir / "lib", torch_info.package_dir / "bin"):
             for name, entry in fs.listing(folder).items():
                 if name.endswith((".dll", ".pyd")):
