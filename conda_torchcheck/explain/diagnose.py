@@ -201,7 +201,8 @@ def rank_causes(match: Match, seen_patterns: Iterable[str] = (), tbl: PatternTab
         if ref.when:
             state = _entry_state(ref, match.fields)
             if state == "contradicted":
-                contradicted.add(ref.cause)
+                if not ref.soft:
+                    contradicted.add(ref.cause)
                 continue
             if state == "unknown":
                 continue

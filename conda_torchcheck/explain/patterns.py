@@ -24,6 +24,8 @@ class CauseRef:
     when: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
     #: other pattern ids that, seen in the same text, move this cause to the front
     hints: tuple[str, ...] = ()
+    #: a ``when`` that only promotes: when it does not hold, the cause is not ruled out for later entries
+    soft: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
                     cause=entry["id"],
                     when={k: re.compile(v, re.IGNORECASE) for k, v in entry.get("when", {}).items()},
                     hints=tuple(entry.get("hints", ())),
+                    soft=bool(entry.get("soft", False)),
                 )
             )
         patterns.append(

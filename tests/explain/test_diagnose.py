@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.explain import explain
 from conda_torchcheck.explain.diagnose import (
@@ -18,6 +20,7 @@ from conda_torchcheck.explain.recognise import recognise
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.inventory import load_environment
 from conda_torchcheck.messages import msg
+from tests.loader import windows_layouts as wl  # at import time: realdata's cache path must see the real HOME
 
 WIN126 = 'OSError: [WinError 126] 找不到指定的模块。 Error loading "C:\\e\\Lib\\site-packages\\torch\\lib\\{dll}" or one of its dependencies.'  # noqa: E501
 
@@ -50,7 +53,8 @@ def test_shm_dll_does_not_offer_the_fbgemm_cause():
     causes = causes_for(WIN126.format(dll="shm.dll"))
     assert causes[0] == "vc-runtime-missing"
     assert "libomp140-missing" not in causes  # contradicted by the DLL name
-    assert "user-site-mkl" not in causes  # the path is not a user site
+    # the path is not a user site: the 2.3.0 MKL cause stays possible (a missing mkl wheel) but is not promoted
+    assert causes.index("user-site-mkl") > causes.index("vc-runtime-missing")
 
 
 def test_user_site_path_makes_the_230_mkl_cause_specific():
@@ -225,3 +229,45 @@ def test_prefix_named_by_paths():
     assert prefix_named_by(m) == "/home/u/envs/a"
     assert same_place("C:\\Users\\Me\\env", "/mnt/c/users/me/env/")
     assert not same_place("C:\\a", "C:\\b")
+
+
+# --- real wheels, real loader model ---------------------------------------------------------------------------
+
+
+def _real_windows_env(tmp_path, version: str, runtime: str | None):
+    builder = wl.windows_env(tmp_path)
+    wl.install_torch(builder, version)
+    if runtime:
+        wl.install_runtime(builder.prefix, runtime)
+    windows_dir = wl.fake_windows(tmp_path / "Windows")
+    return builder, wl.context(builder.prefix, system_root=windows_dir, path="")
+
+
+def _error_for(builder, dll: str) -> str:
+    site = str(builder.site_packages).replace("/", "\\")
+    return f'OSError: [WinError 126] 找不到指定的模块。 Error loading "{site}\\torch\\lib\\{dll}" or one of its dependencies.'  # noqa: E501
+
+
+def _assert_root(ctx, builder, blamed: str, root: str, variant: str) -> None:
+    [d] = explain(_error_for(builder, blamed), ctx).diagnoses
+    assert d.root_cause is not None, [(c.id, c.status) for c in d.causes]
+    assert d.root_cause.id == root
+    assert d.root_cause.exact  # TC301 blames the same DLL as the error
+    assert d.root_cause.confirmed_by[0].title.key == variant
+
+
+@pytest.mark.realdata
+def test_real_230_wheel_runtime_then_mkl(tmp_path):
+    """torch 2.3.0 from PyPI in a conda env, the Windows loader model and TC301 name the root cause."""
+    builder, ctx = _real_windows_env(tmp_path, "2.3.0", None)
+    _assert_root(ctx, builder, "asmjit.dll", "vc-runtime-missing", "TC301.vc_runtime.title")
+    # with the VC runtime in place, the same wheel fails on MKL (no mkl wheel installed), through shm.dll
+    wl.install_runtime(builder.prefix, "msvc-runtime-14.44")
+    ctx = wl.context(builder.prefix, system_root=tmp_path / "Windows", path="")
+    _assert_root(ctx, builder, "shm.dll", "user-site-mkl", "TC301.mkl.title")
+
+
+@pytest.mark.realdata
+def test_real_240_wheel_libomp140(tmp_path):
+    builder, ctx = _real_windows_env(tmp_path, "2.4.0", "msvc-runtime-14.44")
+    _assert_root(ctx, builder, "fbgemm.dll", "libomp140-missing", "TC301.libomp140.title")
