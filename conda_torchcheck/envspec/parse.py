@@ -37,16 +37,18 @@ KNOWN_KEYS = ("name", "prefix", "channels", "dependencies", "variables")
 class SpecFileError(TorchCheckError):
     """The file cannot be read as an environment file. The message names the line and what to do."""
 
-    def __init__(self, path: str, key: str, *, line: int | None = None, column: int | None = None, **params: Any):
+    def __init__(
+        self, path: str, reason: str, /, *, line: int | None = None, column: int | None = None, **params: Any
+    ) -> None:
         from conda_torchcheck.messages import translate
 
         self.path = path
-        self.key = key
+        self.key = reason
         self.line = line
         self.column = column
         self.params = params
         where = path if line is None else f"{path}:{line}" + (f":{column}" if column else "")
-        detail = translate(f"envspec.error.{key}", **params)
+        detail = translate(f"envspec.error.{reason}", **params)
         super().__init__(translate("envspec.error.where", where=where, detail=detail))
 
 

@@ -235,6 +235,8 @@ def plan_fix(file: EnvFile, *, installed: Installed | None = None, lock: bool = 
         plan.unresolved.append(_reason("no_torch"))
         return plan
     st.target = _decide_target(st)
+    if intent.variant == "conflict":
+        st.unresolved.append(_reason("variant_conflict"))
     _resolve_torch_version(st)
     deps = _plan_deps(st)
     pip = _plan_pip(st, deps)
@@ -331,6 +333,13 @@ def _cuda_version_text(st: _State) -> str | None:
     return cuda.split(".")[0]
 
 
+def _cuda_version_entry(st: _State, version: str) -> str:
+    rec = st.installed.conda_pkg("cuda-version") if st.installed is not None else None
+    if st.lock and rec is not None and rec.build and rec.version == version:
+        return f"cuda-version={version}={rec.build}"
+    return f"cuda-version={version}"
+
+
 def _plan_deps(st: _State) -> list[Entry]:
     file, inst = st.file, st.installed
     target = st.target
@@ -364,7 +373,7 @@ def _plan_deps(st: _State) -> list[Entry]:
         if not any(e.text.split("::")[-1].startswith("cuda-version") for e in out):
             cv = _cuda_version_text(st)
             if cv:
-                additions.append((f"cuda-version={cv}", _reason("add_cuda_version", cuda=cv)))
+                additions.append((_cuda_version_entry(st, cv), _reason("add_cuda_version", cuda=cv)))
     if inst is not None and target == "pytorch":
         for name in ("pytorch-cuda", "cpuonly"):
             rec = inst.conda_pkg(name)
@@ -469,6 +478,8 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
                         new = _pin(new, release.pytorch_cuda[-1])
                         reasons.append(_reason("pin_pytorch_cuda", cuda=release.pytorch_cuda[-1], torch=st.torch_exact))
                         action = "pinned"
+        elif target == "conda-forge" and st.intent.variant == "conflict":
+            pass  # CPU and CUDA both asked for (TC609): which one to keep is the user's call
         elif target == "conda-forge":
             if name == "pytorch-cuda":
                 cv = _cuda_version_text(st)
@@ -476,7 +487,7 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
                     remove(_reason("selector_dropped", name=dep.text, variant="cuda"))
                     return None
                 names_present.add("cuda-version")
-                return f"cuda-version={cv}", (_reason("pytorch_cuda_to_cuda_version", cuda=cv),), "replaced"
+                return _cuda_version_entry(st, cv), (_reason("pytorch_cuda_to_cuda_version", cuda=cv),), "replaced"
             remove(_reason("selector_dropped", name=dep.text, variant="cpu" if name == "cpuonly" else variant or "?"))
             return None
     elif name == "cudatoolkit":

@@ -1,0 +1,275 @@
+"""spec fix: decisions per file shape, pinning from an installed env, layouts, and the atomic write."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from conda_torchcheck.envspec import fix_file, fix_path
+from conda_torchcheck.envspec.parse import SpecFileError, parse_text
+from conda_torchcheck.envspec.rewrite import installed_from_environment, plan_fix
+from conda_torchcheck.envspec.textedit import EditError
+from conda_torchcheck.inventory import load_environment
+
+
+def fixed(text: str, **kwargs) -> str:
+    return fix_file(parse_text(text, "environment.yml"), **kwargs).fixed
+
+
+def deps_of(text: str) -> list[str]:
+    return [d.text for d in parse_text(text).deps]
+
+
+def test_frozen_channel_file_stays_and_is_pinned():
+    out = fixed("channels: [pytorch, nvidia, defaults]\ndependencies: [python=3.11, pytorch, pytorch-cuda=12.1]\n")
+    assert deps_of(out) == ["python=3.11", "pytorch::pytorch=2.5.1", "pytorch::pytorch-cuda=12.1"]
+
+
+def test_unpinned_pytorch_cuda_is_pinned_to_what_the_solver_picks():
+    out = fixed("channels: [pytorch, nvidia, defaults]\ndependencies: [pytorch=2.4, pytorch-cuda]\n")
+    assert deps_of(out) == ["pytorch::pytorch=2.4.1", "pytorch::pytorch-cuda=12.4"]
+
+
+def test_newer_than_frozen_moves_to_conda_forge_with_reasons():
+    text = "channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.7\n  - pytorch-cuda=12.6\n"
+    result = fix_file(parse_text(text))
+    assert deps_of(result.fixed) == ["conda-forge::pytorch=2.7=cuda*", "cuda-version=12"]
+    assert [c.text for c in parse_text(result.fixed).channels] == ["conda-forge", "nodefaults"]
+    reasons = " ".join(c.reason() for c in result.plan.changes)
+    assert "frozen pytorch channel" in reasons and "nvidia" in reasons
+
+
+def test_cpu_and_cuda_at_once_is_not_guessed():
+    text = "channels: [pytorch, nvidia, defaults]\ndependencies: [pytorch=2.1.0, cpuonly, pytorch-cuda=12.1]\n"
+    result = fix_file(parse_text(text))
+    assert "TC609" in {f.id for f in result.findings_after}
+
+
+def test_cpuonly_on_conda_forge_becomes_a_cpu_build():
+    out = fixed("channels: [conda-forge]\ndependencies: [python=3.12, pytorch=2.6, cpuonly]\n")
+    assert deps_of(out) == ["python=3.12", "conda-forge::pytorch=2.6=cpu*"]
+
+
+def test_cudatoolkit_12_on_conda_forge_becomes_cuda_version():
+    out = fixed("channels: [conda-forge, nodefaults]\ndependencies: [pytorch=2.5.1, cudatoolkit=12.1]\n")
+    assert deps_of(out) == ["conda-forge::pytorch=2.5.1=cuda*", "cuda-version=12"]
+
+
+def test_conda_forge_cuda_version_makes_the_variant_explicit():
+    out = fixed("channels: [conda-forge, nodefaults]\ndependencies: [pytorch=2.5.1, cuda-version=12.6]\n")
+    assert deps_of(out) == ["conda-forge::pytorch=2.5.1=cuda*", "cuda-version=12.6"]
+
+
+def test_misnamed_torch_becomes_pytorch():
+    out = fixed("channels: [conda-forge, nodefaults]\ndependencies: [python=3.12, torch=2.5.1]\n")
+    assert deps_of(out) == ["python=3.12", "conda-forge::pytorch=2.5.1"]
+
+
+def test_triple_is_repaired_around_torch():
+    out = fixed("channels: [conda-forge, nodefaults]\ndependencies: [pytorch=2.5.1=cuda*, torchvision=0.19]\n")
+    assert deps_of(out)[1] == "conda-forge::torchvision=0.20.1"
+
+
+def test_unknown_channels_are_left_for_p():
+    result = fix_file(parse_text("dependencies:\n  - pytorch=2.5.1\n"))
+    assert not result.changed
+    assert any("-p" in t.render() for t in result.plan.unresolved)
+
+
+def test_pip_index_is_inserted_first_and_mirror_host_kept():
+    text = (
+        "channels: [conda-forge, nodefaults]\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n"
+        "    - --extra-index-url https://mirrors.aliyun.com/pytorch-wheels/cu118\n    - torch==2.3.0+cu121\n"
+        "    - requests\n"
+    )
+    out = parse_text(fixed(text))
+    assert out.pip[0].text == "--extra-index-url https://mirrors.aliyun.com/pytorch-wheels/cu121"
+
+
+def test_pypi_mirror_index_keeps_torch_index_extra():
+    text = (
+        "channels: [conda-forge, nodefaults]\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n"
+        "    - -i https://pypi.tuna.tsinghua.edu.cn/simple\n    - torch==2.3.0+cu121\n"
+    )
+    out = parse_text(fixed(text))
+    assert out.pip[0].text == "--extra-index-url https://download.pytorch.org/whl/cu121"
+
+
+# ---- layouts -------------------------------------------------------------------------------------------------
+def test_missing_channels_key_is_created_before_dependencies():
+    text = "name: x\n# deps\ndependencies:\n    - python=3.11\n    - pytorch\n    - pytorch-cuda=12.1\n"
+    out = fixed(text)
+    assert out.startswith("name: x\n# deps\nchannels:\n    - pytorch\n    - nvidia\n    - defaults\n    - nodefaults\n")
+
+
+def test_indentless_lists_keep_their_style():
+    text = "channels:\n- pytorch\n- nvidia\ndependencies:\n- pytorch=2.1.0\n- pytorch-cuda=11.8\n"
+    out = fixed(text)
+    assert "\n- nodefaults\n" in out and "\n- pytorch::pytorch=2.1.0\n" in out
+
+
+def test_quoted_scalars_keep_their_quotes():
+    text = (
+        "channels:\n  - 'pytorch'\n  - \"nvidia\"\n  - defaults\n"
+        "dependencies:\n  - 'pytorch=2.1.0'\n  - \"pytorch-cuda=11.8\"\n"
+    )
+    out = fixed(text)
+    assert "  - 'pytorch::pytorch=2.1.0'\n" in out and '  - "pytorch::pytorch-cuda=11.8"\n' in out
+
+
+def test_no_final_newline_is_kept():
+    text = "channels:\n  - conda-forge\ndependencies:\n  - pytorch=2.5.1=cuda*"
+    out = fixed(text)
+    assert not out.endswith("\n")
+    assert out.endswith("  - conda-forge::pytorch=2.5.1=cuda*")
+
+
+def test_removed_entry_leaves_its_comment():
+    text = "channels:\n  - conda-forge\n  - nvidia  # for cuDNN\ndependencies:\n  - pytorch=2.5.1=cuda*\n"
+    out = fixed(text)
+    assert "nvidia" not in out.split("dependencies")[0].replace("# for cuDNN", "")
+    assert "  # for cuDNN\n" in out
+
+
+def test_flow_list_with_comment_inside_is_refused():
+    text = "channels: [pytorch,  # main\n  nvidia]\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n"
+    with pytest.raises(EditError):
+        fixed(text)
+
+
+def test_aliases_are_refused():
+    text = "x: &t pytorch=2.1.0\nchannels: [pytorch, nvidia, defaults]\ndependencies:\n  - *t\n  - pytorch-cuda=11.8\n"
+    with pytest.raises(EditError):
+        fixed(text)
+
+
+def test_unchanged_file_gives_no_plan_changes():
+    text = "channels: [conda-forge, nodefaults]\ndependencies: [conda-forge::pytorch=2.5.1=cuda*, cuda-version=12.6]\n"
+    assert plan_fix(parse_text(text)).changes == []
+
+
+# ---- -p PREFIX -----------------------------------------------------------------------------------------------
+@pytest.fixture
+def cf_env(make_env):
+    b = make_env(name="cfenv", python="3.11.9")
+    b.conda_pytorch("2.5.1", "cuda126_generic_py311_h1234567_303", cuda="12.6")
+    b.conda_python_package("torchvision", "0.20.1", "cuda126_py311_habcdef_1")
+    b.conda_record("cuda-version", "12.6", "h7480c83_3", noarch=True)
+    b.conda_record("numpy", "2.1.3", "py311h0000000_0")
+    b.conda_record("pip", "24.3.1", "pyh8b19718_0", noarch=True)
+    b.dist("transformers", "4.48.0")
+    return b
+
+
+def _installed(builder):
+    env, _ = load_environment(builder.prefix, use_live_host=False)
+    return installed_from_environment(env)
+
+
+def test_pin_from_installed_env(cf_env):
+    text = (
+        "channels: [conda-forge]\ndependencies:\n  - python=3.11\n  - pytorch\n  - torchvision\n  - numpy\n"
+        "  - pip\n  - pip:\n    - transformers\n"
+    )
+    out = parse_text(fixed(text, installed=_installed(cf_env)))
+    assert [d.text for d in out.deps] == [
+        "python=3.11.9",
+        "conda-forge::pytorch=2.5.1=cuda*",
+        "cuda-version=12.6",
+        "conda-forge::torchvision=0.20.1",
+        "numpy=2.1.3",
+        "pip=24.3.1",
+    ]
+    assert [p.text for p in out.pip] == ["transformers==4.48.0"]
+
+
+def test_lock_pins_builds(cf_env):
+    text = "channels: [conda-forge]\ndependencies:\n  - python=3.11\n  - pytorch\n"
+    out = deps_of(fixed(text, installed=_installed(cf_env), lock=True))
+    assert out[0] == "python=3.11.9=h0000000_0_cpython"
+    assert out[1] == "conda-forge::pytorch=2.5.1=cuda126_generic_py311_h1234567_303"
+
+
+def test_installed_env_decides_the_channel(cf_env):
+    # the file says pytorch channel, the working env has conda-forge's build: the env is the truth
+    text = "channels: [pytorch, nvidia, defaults]\ndependencies:\n  - pytorch\n  - pytorch-cuda=12.4\n"
+    out = fixed(text, installed=_installed(cf_env))
+    assert "conda-forge::pytorch=2.5.1=cuda*" in out
+    assert "pytorch-cuda" not in out.split("dependencies")[1]
+
+
+def test_not_installed_entries_are_reported(cf_env):
+    result = fix_file(
+        parse_text("channels: [conda-forge]\ndependencies: [pytorch, scipy]\n"), installed=_installed(cf_env)
+    )
+    assert any("scipy" in t.render() for t in result.plan.unresolved)
+
+
+def test_pip_torch_env_pins_local_tag_and_index(make_env):
+    b = make_env(name="pipenv", python="3.10.14")
+    b.conda_record("pip", "24.0", "pyhd8ed1ab_0", noarch=True)
+    b.pip_torch("2.3.1+cu121", cuda="12.1")
+    text = "channels: [conda-forge, nodefaults]\ndependencies:\n  - python=3.10\n  - pip\n  - pip:\n    - torch\n"
+    out = parse_text(fixed(text, installed=_installed(b)))
+    assert [p.text for p in out.pip] == ["--index-url https://download.pytorch.org/whl/cu121", "torch==2.3.1+cu121"]
+
+
+# ---- writing -------------------------------------------------------------------------------------------------
+SEED = (
+    "channels:\n  - pytorch\n  - nvidia\n  - defaults\n"
+    "dependencies:\n  - python=3.11\n  - pytorch\n  - pytorch-cuda=11.8\n"
+)
+
+
+def test_default_writes_nothing(tmp_path):
+    f = tmp_path / "environment.yml"
+    f.write_text(SEED)
+    result = fix_path(f)
+    assert result.changed and not result.written
+    assert f.read_text() == SEED
+    assert not (tmp_path / "environment.yml.bak").exists()
+
+
+def test_write_is_atomic_and_keeps_a_backup(tmp_path):
+    f = tmp_path / "environment.yml"
+    f.write_bytes(b"\xef\xbb\xbf" + SEED.replace("\n", "\r\n").encode())
+    os.chmod(f, 0o640)
+    result = fix_path(f, write=True)
+    assert result.written
+    assert (tmp_path / "environment.yml.bak").read_bytes() == b"\xef\xbb\xbf" + SEED.replace("\n", "\r\n").encode()
+    data = f.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and b"pytorch::pytorch=2.5.1\r\n" in data
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert stat.S_IMODE(f.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["environment.yml", "environment.yml.bak"]
+    assert not fix_path(f, write=True).changed
+
+
+def test_write_follows_a_symlink(tmp_path):
+    real = tmp_path / "real.yml"
+    real.write_text(SEED)
+    link = tmp_path / "environment.yml"
+    link.symlink_to(real)
+    fix_path(link, write=True)
+    assert link.is_symlink()
+    assert "pytorch::pytorch" in real.read_text()
+
+
+def test_bad_file_is_left_untouched(tmp_path):
+    f = tmp_path / "environment.yml"
+    f.write_bytes(b"dependencies:\n\t- pytorch\n")
+    with pytest.raises(SpecFileError):
+        fix_path(f, write=True)
+    assert f.read_bytes() == b"dependencies:\n\t- pytorch\n"
+    assert not (tmp_path / "environment.yml.bak").exists()
+
+
+def test_utf16_round_trips(tmp_path):
+    f = tmp_path / "environment.yml"
+    f.write_bytes(b"\xff\xfe" + SEED.encode("utf-16-le"))
+    fix_path(f, write=True)
+    data = f.read_bytes()
+    assert data.startswith(b"\xff\xfe")
+    assert "pytorch::pytorch=2.5.1" in data[2:].decode("utf-16-le")

@@ -1,0 +1,299 @@
+"""TC601–TC614: one positive and at least one negative case per finding id (and per variant)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conda_torchcheck.envspec import check_text
+
+
+def found(text: str) -> dict[str, object]:
+    """finding key (``TC602.pytorch`` or ``TC611``) → the finding."""
+    out = {}
+    for f in check_text(text).findings:
+        out[f.title.key.rsplit(".title", 1)[0]] = f
+    return out
+
+
+def env(channels: list[str] | None, deps: list[str], pip: list[str] | None = None) -> str:
+    lines = ["name: t"]
+    if channels is not None:
+        lines.append("channels:")
+        lines += [f"  - {c}" for c in channels]
+    lines.append("dependencies:")
+    lines += [f"  - {d}" for d in deps]
+    if pip is not None:
+        lines.append("  - pip:")
+        lines += [f"    - {p}" for p in pip]
+    return "\n".join(lines) + "\n"
+
+
+CF = ["conda-forge", "nodefaults"]
+PT = ["pytorch", "nvidia", "defaults"]
+
+
+def test_no_torch_no_findings():
+    assert found(env(None, ["python=3.12", "numpy"])) == {}
+
+
+# TC601 --------------------------------------------------------------------------------------------------------
+def test_tc601_channels_missing():
+    f = found(env(None, ["python=3.11", "pytorch=2.5.1"]))["TC601"]
+    assert f.severity.value == "warning"
+    assert f.evidence["entries"][0]["line"] == 4
+
+
+def test_tc601_not_when_prefixed_or_listed():
+    assert "TC601" not in found(env(None, ["conda-forge::pytorch=2.5.1"]))
+    assert "TC601" not in found(env(CF, ["pytorch=2.5.1"]))
+
+
+# TC602 --------------------------------------------------------------------------------------------------------
+def test_tc602_base_channel_before_pytorch():
+    f = found(env(["conda-forge", "pytorch", "nvidia"], ["pytorch=2.1.0", "pytorch-cuda=12.1"]))
+    assert f["TC602.pytorch"].severity.value == "error"
+    assert "conda-forge" in f["TC602.pytorch"].title.render()
+    assert f["TC602.nvidia"].severity.value == "warning"
+
+
+def test_tc602_not_in_the_official_order():
+    f = found(env(["pytorch", "nvidia", "conda-forge"], ["pytorch=2.1.0", "pytorch-cuda=12.1"]))
+    assert "TC602.pytorch" not in f and "TC602.nvidia" not in f
+
+
+def test_tc602_not_when_prefixed():
+    f = found(env(["conda-forge", "pytorch", "nvidia"], ["pytorch::pytorch=2.1.0", "pytorch::pytorch-cuda=12.1"]))
+    assert "TC602.pytorch" not in f
+
+
+# TC603 --------------------------------------------------------------------------------------------------------
+def test_tc603_missing_nodefaults():
+    assert "TC603.missing" in found(env(["conda-forge"], ["pytorch=2.5.1=cuda*"]))
+
+
+def test_tc603_mixed_base_channels():
+    f = found(env(["conda-forge", "defaults"], ["pytorch=2.5.1"]))
+    assert "TC603.mixed" in f and "TC603.missing" not in f
+
+
+def test_tc603_not_with_nodefaults_or_defaults_listed():
+    assert not {"TC603.missing", "TC603.mixed"} & set(found(env(CF, ["pytorch=2.5.1"])))
+    assert not {"TC603.missing", "TC603.mixed"} & set(found(env(PT, ["pytorch=2.5.1", "pytorch-cuda=12.4"])))
+
+
+# TC604 --------------------------------------------------------------------------------------------------------
+def test_tc604_selector_without_pytorch_channel():
+    f = found(env(["conda-forge"], ["pytorch=2.5", "pytorch-cuda=12.1"]))
+    assert f["TC604.pytorch"].severity.value == "error"
+    assert "TC604.nvidia" not in f  # the first one already explains it
+
+
+def test_tc604_pytorch_cuda_without_nvidia():
+    f = found(env(["pytorch", "defaults"], ["pytorch=2.1.0", "pytorch-cuda=12.1"]))
+    assert "TC604.nvidia" in f and "TC604.pytorch" not in f
+
+
+def test_tc604_not_with_both_channels():
+    f = found(env(PT, ["pytorch=2.1.0", "pytorch-cuda=12.1"]))
+    assert not {"TC604.nvidia", "TC604.pytorch"} & set(f)
+
+
+# TC605 --------------------------------------------------------------------------------------------------------
+def test_tc605_frozen_channel():
+    f = found(env(PT, ["pytorch=2.6", "pytorch-cuda=12.4"]))["TC605.frozen"]
+    assert "2.5.1" in f.title.render()
+    assert f.evidence["entry"]["line"] == 7
+
+
+def test_tc605_not_for_versions_the_channel_had():
+    assert "TC605.frozen" not in found(env(PT, ["pytorch>=2.0", "pytorch-cuda=12.1"]))
+    assert "TC605.frozen" not in found(env(CF, ["pytorch=2.6"]))
+
+
+def test_tc605_pytorch_cuda_never_published():
+    assert "TC605.pytorch_cuda_version" in found(env(PT, ["pytorch=2.5.1", "pytorch-cuda=12.6"]))
+
+
+def test_tc605_pytorch_cuda_not_for_this_torch():
+    f = found(env(PT, ["pytorch=2.3.1", "pytorch-cuda=12.4"]))
+    assert "TC605.pytorch_cuda_for_torch" in f
+    assert "TC605.pytorch_cuda_for_torch" not in found(env(PT, ["pytorch=2.4.1", "pytorch-cuda=12.4"]))
+
+
+def test_tc605_pip_name_in_conda_list():
+    assert "TC605.pip_name" in found(env(CF, ["python=3.11", "torch"]))
+    assert "TC605.pip_name" not in found(env(CF, ["python=3.11", "pip"], ["torch"]))
+
+
+def test_tc605_deprecated_channel():
+    assert "TC605.deprecated_channel" in found(env(["pytorch-nightly", "nvidia"], ["pytorch", "pytorch-cuda=12.4"]))
+    assert "TC605.deprecated_channel" not in found(env(PT, ["pytorch", "pytorch-cuda=12.4"]))
+
+
+# TC606 --------------------------------------------------------------------------------------------------------
+def test_tc606_conflict_and_redundant():
+    conflict = found(env(PT, ["pytorch=2.1.0", "pytorch-cuda=12.1", "pip"], ["torch==2.1.0+cu121"]))
+    assert conflict["TC606.conflict"].severity.value == "error"
+    unpinned = found(env(PT, ["pytorch=2.1.0", "pytorch-cuda=12.1", "pip"], ["torch"]))
+    assert "TC606.conflict" in unpinned  # pip install -U upgrades it over conda's
+    redundant = found(env(PT, ["pytorch=2.1.0", "pytorch-cuda=12.1", "pip"], ["torch==2.1.0"]))
+    assert redundant["TC606.redundant"].severity.value == "warning"
+
+
+def test_tc606_cross_manager_companion():
+    f = found(env(PT, ["pytorch=2.1.0", "pytorch-cuda=12.1", "pip"], ["torchvision==0.16.0"]))
+    assert "TC606.cross" in f
+
+
+def test_tc606_not_for_pip_only_or_conda_only():
+    assert not any(k.startswith("TC606") for k in found(env(CF, ["python", "pip"], ["torch==2.5.1", "torchvision"])))
+    assert not any(k.startswith("TC606") for k in found(env(PT, ["pytorch=2.1.0", "torchvision=0.16.0"])))
+
+
+# TC607 --------------------------------------------------------------------------------------------------------
+def test_tc607_missing_index():
+    f = found(env(CF, ["python", "pip"], ["torch==2.3.0+cu121"]))["TC607.missing"]
+    assert f.severity.value == "error"
+    assert "whl/cu121" in f.fixes[0].summary.render()
+
+
+def test_tc607_mismatched_index():
+    f = found(env(CF, ["python", "pip"], ["--index-url https://download.pytorch.org/whl/cu118", "torch==2.3.0+cu121"]))
+    assert "TC607.mismatch" in f
+
+
+def test_tc607_variant_not_offered():
+    f = found(env(CF, ["python", "pip"], ["--index-url https://download.pytorch.org/whl/cu124", "torch==2.3.0"]))
+    assert "TC607.not_offered" in f
+
+
+def test_tc607_index_url_hides_pypi():
+    f = found(
+        env(CF, ["python", "pip"], ["--index-url https://download.pytorch.org/whl/cu121", "torch==2.3.0", "wandb"])
+    )
+    assert f["TC607.hides_pypi"].severity.value == "warning"
+    assert "wandb" in f["TC607.hides_pypi"].explanation.render()
+
+
+def test_tc607_unpinned_with_extra_index():
+    f = found(
+        env(CF, ["python", "pip"], ["--extra-index-url https://download.pytorch.org/whl/cu121", "torch", "wandb"])
+    )
+    assert "TC607.unpinned_extra" in f
+
+
+def test_tc607_quiet_for_correct_files():
+    ok = [
+        ["--index-url https://download.pytorch.org/whl/cu121", "torch==2.3.0+cu121", "torchvision==0.18.0+cu121"],
+        ["--extra-index-url https://download.pytorch.org/whl/cu121", "torch==2.3.0", "wandb"],
+        ["-f https://download.pytorch.org/whl/torch_stable.html", "torch==1.8.1+cu111"],
+        ["torch==2.5.1"],
+        ["torch @ https://download.pytorch.org/whl/cu118/torch-2.1.0%2Bcu118-cp310-cp310-linux_x86_64.whl"],
+    ]
+    for pip in ok:
+        assert not any(k.startswith("TC607") for k in found(env(CF, ["python=3.10", "pip"], pip))), pip
+
+
+# TC608 --------------------------------------------------------------------------------------------------------
+def test_tc608_triple_mismatch():
+    f = found(env(CF, ["pytorch=2.5.1", "torchvision=0.19.1"]))["TC608"]
+    assert "0.20.1" in f.title.render()
+    pip = found(env(CF, ["python", "pip"], ["torch==2.3.0", "torchaudio==2.2.0"]))
+    assert "TC608" in pip
+
+
+def test_tc608_pairs_and_stable_abi_torchaudio():
+    assert "TC608" not in found(env(CF, ["pytorch=2.5.1", "torchvision=0.20", "torchaudio=2.5.1"]))
+    assert "TC608" not in found(env(CF, ["pytorch=2.12.0", "torchaudio=2.11.0"]))
+    assert "TC608" not in found(env(CF, ["pytorch=2.0.0", "torchvision=0.15.1"]))
+
+
+# TC609 --------------------------------------------------------------------------------------------------------
+def test_tc609_cpu_and_cuda():
+    f = found(env(PT, ["pytorch=2.1.0", "cpuonly", "pytorch-cuda=12.1"]))["TC609"]
+    assert "cpuonly" in f.title.render() and "pytorch-cuda" in f.title.render()
+
+
+def test_tc609_not_for_one_variant():
+    assert "TC609" not in found(env(PT, ["pytorch=2.1.0", "cpuonly"]))
+
+
+# TC610 --------------------------------------------------------------------------------------------------------
+def test_tc610_python_too_new():
+    f = found(env(CF, ["python=3.13", "pytorch=2.4.1"]))["TC610"]
+    assert "3.8" in f.title.render() and "3.12" in f.title.render()
+
+
+def test_tc610_frozen_channel_python():
+    f = found(env(PT, ["python=3.12", "pytorch", "pytorch-cuda=11.7"]))
+    assert "TC610.frozen" in f
+
+
+def test_tc610_not_inside_range():
+    assert "TC610" not in found(env(CF, ["python=3.12", "pytorch=2.4.1"]))
+    assert "TC610" not in found(env(CF, ["python>=3.9", "pytorch=2.4.1"]))
+
+
+# TC611 --------------------------------------------------------------------------------------------------------
+def test_tc611_unpinned():
+    assert "TC611" in found(env(CF, ["pytorch", "torchvision"]))
+    frozen = found(env(PT, ["python=3.11", "pytorch", "pytorch-cuda=11.8"]))["TC611.frozen"]
+    assert "2.5.1" in frozen.title.render()
+
+
+def test_tc611_not_when_pinned():
+    assert not {"TC611", "TC611.frozen"} & set(found(env(CF, ["pytorch=2.5.1=cuda*", "torchvision=0.20"])))
+
+
+# TC612 --------------------------------------------------------------------------------------------------------
+def test_tc612_family_from_two_builders():
+    f = found(env(CF, ["conda-forge::pytorch=2.1.0", "pytorch::torchvision=0.16.0"]))
+    assert f["TC612.family"].severity.value == "error"
+
+
+def test_tc612_nvidia_with_conda_forge():
+    assert "TC612.nvidia" in found(env(["conda-forge", "nvidia"], ["pytorch=2.5.1=cuda*", "cuda-version=12.6"]))
+
+
+def test_tc612_not_for_one_builder():
+    f = found(env(PT, ["pytorch::pytorch=2.1.0", "pytorch::torchvision=0.16.0", "pytorch-cuda=12.1"]))
+    assert not {"TC612.family", "TC612.nvidia"} & set(f)
+
+
+# TC613 --------------------------------------------------------------------------------------------------------
+def test_tc613_cudatoolkit_on_pytorch_channel_after_1_13():
+    assert "TC613.pytorch" in found(env(PT, ["pytorch=2.0.1", "cudatoolkit=11.7"]))
+
+
+def test_tc613_cudatoolkit_12_on_conda_forge():
+    f = found(env(CF, ["pytorch=2.5.1", "cudatoolkit=12.1"]))
+    assert f["TC613.conda_forge"].severity.value == "error"
+
+
+def test_tc613_not_for_old_torch():
+    assert not {"TC613.pytorch", "TC613.conda_forge"} & set(found(env(PT, ["pytorch=1.12.1", "cudatoolkit=11.3"])))
+
+
+# TC614 --------------------------------------------------------------------------------------------------------
+def test_tc614_cuda_wanted_but_not_forced():
+    f = found(env(CF, ["pytorch=2.5.1", "cuda-version=12.6"]))
+    assert f["TC614.cuda_not_forced"].severity.value == "warning"
+
+
+def test_tc614_implicit_is_info():
+    assert found(env(CF, ["pytorch=2.5.1"]))["TC614.implicit"].severity.value == "info"
+
+
+@pytest.mark.parametrize("deps", [["pytorch=2.5.1=cuda*", "cuda-version=12.6"], ["pytorch=2.5.1", "pytorch-gpu"]])
+def test_tc614_not_when_forced(deps):
+    assert not {"TC614.implicit", "TC614.cuda_not_forced"} & set(found(env(CF, deps)))
+
+
+def test_findings_are_ordered_errors_first_and_translated():
+    from conda_torchcheck.messages import set_language
+
+    result = check_text(env(["conda-forge"], ["pytorch=2.5", "pytorch-cuda=12.1"]))
+    ranks = [f.severity.rank for f in result.findings]
+    assert ranks == sorted(ranks)
+    set_language("zh_CN")
+    assert "频道" in result.findings[0].title.render()
