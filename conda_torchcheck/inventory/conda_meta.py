@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from conda_torchcheck.inventory.model import CondaRecord, PathEntry, Problem
+from conda_torchcheck.inventory.model import CondaRecord, LazyPaths, Problem
 from conda_torchcheck.inventory.names import canonical_channel
 
 REQUIRED_FIELDS = ("name", "version", "build")
@@ -73,27 +73,10 @@ def _int(value: Any) -> int:
         return 0
 
 
-def _paths(data: dict[str, Any]) -> tuple[PathEntry, ...]:
+def _paths(data: dict[str, Any]) -> LazyPaths:
     paths_data = data.get("paths_data")
     entries = paths_data.get("paths") if isinstance(paths_data, dict) else None
-    if not isinstance(entries, list):
-        return ()
-    out = []
-    for item in entries:
-        if not isinstance(item, dict) or not isinstance(item.get("_path"), str):
-            continue
-        size = item.get("size_in_bytes")
-        # sha256_in_prefix differs from sha256 for files conda rewrote (prefix replacement)
-        sha = item.get("sha256_in_prefix") or item.get("sha256")
-        out.append(
-            PathEntry(
-                path=item["_path"],
-                sha256=sha if isinstance(sha, str) else None,
-                size=size if isinstance(size, int) else None,
-                path_type=item.get("path_type") if isinstance(item.get("path_type"), str) else None,
-            )
-        )
-    return tuple(out)
+    return LazyPaths(entries if isinstance(entries, list) else [])
 
 
 def _to_record(data: dict[str, Any], path: Path) -> CondaRecord:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -54,7 +55,8 @@ def _read_text(path: Path) -> str | None:
 
 
 def _read_metadata(path: Path) -> tuple[str | None, str | None]:
-    """(text, problem): importlib.metadata reads METADATA as strict UTF-8, so bad bytes are a problem too."""
+    """(text, problem): importlib.metadata reads METADATA as strict UTF-8 (the whole file, description
+    included), so a bad byte anywhere is a problem pip will hit too."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -95,23 +97,28 @@ def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | Non
     has_record = False
     tags: tuple[str, ...] = ()
     if meta_dir.is_dir():
-        inst = _read_text(meta_dir / "INSTALLER")
+        # one listing instead of an open() per optional file: most folders lack direct_url.json, WHEEL …
+        try:
+            present = set(os.listdir(meta_dir))
+        except OSError:
+            present = {"INSTALLER", "direct_url.json", "RECORD", "requires.txt", "WHEEL"}
+        inst = _read_text(meta_dir / "INSTALLER") if "INSTALLER" in present else None
         installer = inst.strip() or None if inst is not None else None
-        raw_direct = _read_text(meta_dir / "direct_url.json")
+        raw_direct = _read_text(meta_dir / "direct_url.json") if "direct_url.json" in present else None
         if raw_direct:
             try:
                 loaded = json.loads(raw_direct)
                 direct_url = loaded if isinstance(loaded, dict) else None
             except json.JSONDecodeError:
                 direct_url = None
-        has_record = (meta_dir / "RECORD").is_file()
-        if kind == "egg-info" and not requires:
+        has_record = "RECORD" in present and (meta_dir / "RECORD").is_file()
+        if kind == "egg-info" and not requires and "requires.txt" in present:
             req_text = _read_text(meta_dir / "requires.txt")
             if req_text:
                 requires = tuple(
                     line.strip() for line in req_text.splitlines() if line.strip() and not line.startswith("[")
                 )
-        wheel = _read_text(meta_dir / "WHEEL")
+        wheel = _read_text(meta_dir / "WHEEL") if "WHEEL" in present else None
         if wheel:
             tags = tuple(line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:"))
     problem = Problem("dist-metadata", metadata_file, problem_detail) if problem_detail else None

@@ -1,0 +1,116 @@
+"""How long `check` spends on its own work for the TC1xx/TC2xx/TC9xx checks, on fixture envs.
+
+Run by hand:  .venv/bin/python benchmarks/bench_env_checks.py [--repeat 30]
+
+Measures, per env: load_environment (inventory), then the environment/pip checks (channels … cpu_build,
+unreadable), and the whole `check` verb in-process (all registered checks, text rendering), as the median
+of --repeat runs after one warm-up. Envs: a healthy conda-forge env, a broken pytorch-channel env (Linux),
+a Windows venv with pip torch, and a "large" conda env with 400 records and a pytorch record listing
+15,000 files (the size of a real CUDA pytorch record), to see how the inventory scales.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.cli.main import main
+from conda_torchcheck.inventory import fs, load_environment
+from tests.envbuilder import EnvBuilder
+
+MINE = ("channels", "variant", "versions", "mkl_ijit", "pip_conda", "duplicates", "shadowing", "base_env", "cpu_build")
+PY_DEP = ("python >=3.11,<3.12.0a0",)
+
+
+def healthy(root: Path) -> Path:
+    b = EnvBuilder(root / "healthy")
+    b.conda_pytorch("2.5.1", "cpu_mkl_py311_h0000000_100", depends=PY_DEP)
+    b.conda_python_package("torchvision", "0.20.1", "cpu_py311_h0000000_1")
+    return b.prefix
+
+
+def broken(root: Path) -> Path:
+    b = EnvBuilder(root / "broken")
+    b.conda_pytorch("2.2.2", "py3.11_cpu_0", channel="pytorch", depends=(*PY_DEP, "mkl >=2018"))
+    b.conda_record("pytorch-cuda", "12.1", "h0_0", channel="pytorch")
+    b.conda_record("mkl", "2024.1.0", "h0_0", channel="defaults")
+    b.conda_python_package("torchvision", "0.19.1", "cuda126_py311_h0_1")
+    b.dist("torchaudio", "2.4.0+cu121")
+    (b.site_packages / "~orch").mkdir()
+    return b.prefix
+
+
+def windows_venv(root: Path) -> Path:
+    b = EnvBuilder(root / "winvenv", os="windows", layout="venv")
+    b.pip_torch("2.5.1+cpu")
+    b.dist("torchvision", "0.20.1+cu121")
+    for i in range(60):
+        b.dist(f"package-{i}", "1.0")
+    return b.prefix
+
+
+def large(root: Path) -> Path:
+    b = EnvBuilder(root / "large")
+    files = {f"{b.site_rel}/torch/sub{i // 500}/f{i}.py": b"" for i in range(15000)}
+    files[f"{b.site_rel}/torch/__init__.py"] = b""
+    files[f"{b.site_rel}/torch-2.5.1.dist-info/METADATA"] = b"Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1\n"
+    b.conda_record("pytorch", "2.5.1", "cuda126_mkl_py311_h0_303", depends=PY_DEP, files=files)
+    for i in range(400):
+        b.conda_record(f"lib{i}", "1.0", "h0_0", files={f"lib/lib{i}.so.{j}": b"" for j in range(20)})
+    return b.prefix
+
+
+def median_ms(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        fs.clear_cache()
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main_bench() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=30)
+    args = parser.parse_args()
+    modules = [importlib.import_module(f"conda_torchcheck.checks.{m}").CHECK for m in (*MINE, "unreadable")]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        envs = {"healthy": healthy(root), "broken": broken(root), "windows venv": windows_venv(root)}
+        envs["large (15k-file pytorch)"] = large(root)
+        print(f"{'env':<26} {'inventory':>10} {'TC1/2/9 checks':>15} {'whole check verb':>17}   (median ms)")
+        for label, prefix in envs.items():
+
+            def inventory(prefix=prefix):
+                return load_environment(prefix, use_live_host=False)
+
+            def checks(prefix=prefix):
+                env, host = load_environment(prefix, use_live_host=False)
+                ctx = CheckContext(env, host)
+                for check in modules:
+                    list(check.run(ctx))
+
+            def verb(prefix=prefix):
+                with contextlib.redirect_stdout(io.StringIO()):
+                    main(["check", "-p", str(prefix), "--ignore-environment"])
+
+            inv = median_ms(inventory, args.repeat)
+            mine = median_ms(checks, args.repeat) - inv
+            whole = median_ms(verb, args.repeat)
+            print(f"{label:<26} {inv:>10.1f} {mine:>15.1f} {whole:>17.1f}")
+
+
+if __name__ == "__main__":
+    main_bench()
