@@ -23,6 +23,8 @@ class Report:
     #: result of the opt-in import test, when it was run
     import_test: dict[str, Any] | None = None
     checks_run: list[str] = field(default_factory=list)
+    #: what the loader models found that a bug report shows (render.markdown.environment_facts)
+    facts: dict[str, str] = field(default_factory=dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -92,4 +94,6 @@ class Report:
         }
         if self.import_test is not None:
             doc["import_test"] = self.import_test
+        if self.facts:
+            doc["facts"] = dict(self.facts)
         return doc

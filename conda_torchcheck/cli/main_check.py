@@ -56,7 +56,16 @@ def build_report(args: argparse.Namespace):
     )
     ctx = CheckContext(env, host, options)
     findings = run_checks(ctx, split_ids(args.only), split_ids(args.skip))
-    return Report(env=env, host=host, torch=ctx.torch, findings=findings, import_test=ctx.import_test)
+    from conda_torchcheck.render.markdown import environment_facts
+
+    return Report(
+        env=env,
+        host=host,
+        torch=ctx.torch,
+        findings=findings,
+        import_test=ctx.import_test,
+        facts=environment_facts(ctx, compute=output_format(args) == "markdown"),
+    )
 
 
 def execute(args: argparse.Namespace) -> int:

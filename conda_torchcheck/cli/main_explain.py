@@ -173,6 +173,10 @@ def build_explanation(args: argparse.Namespace):
     result.notes.extend(notes)
     if import_result is not None:
         result.import_test = import_result.to_dict()
+    if ctx is not None and output_format(args) == "markdown":
+        from conda_torchcheck.render.markdown import environment_facts
+
+        result.facts = environment_facts(ctx)
     return result
 
 

@@ -233,6 +233,52 @@ def environment_rows(
     return rows
 
 
+def environment_facts(ctx: Any, *, compute: bool = True) -> dict[str, str]:
+    """What the loader models and the driver probe found that a bug report should show (best effort, no raise).
+
+    With ``compute=False`` only what the checks already computed is read (no loader run just for the table).
+
+    ``vc_runtime``: the msvcp140.dll the Windows model binds (the copy that wins, with its version);
+    ``libstdcxx``: the libstdc++.so.6 the Linux model maps, with the newest GLIBCXX it defines;
+    ``cuda_driver``: the driver version, only when a check already probed it (never probed here).
+    """
+    facts: dict[str, str] = {}
+    memo = getattr(ctx, "_memo", {})
+    try:
+        env = ctx.env
+        if not compute and "load_graph" not in memo and "linux_load" not in memo:
+            env = None  # nothing modelled yet, and not asked to model it
+        if env is None:
+            pass
+        elif env.os == "windows":
+            from conda_torchcheck.checks.win_common import windows_graph
+
+            graph = windows_graph(ctx)
+            bound = graph.loaded.get("msvcp140.dll") if graph is not None else None
+            if bound is not None:
+                path, how = bound
+                if path is not None:
+                    facts["vc_runtime"] = f"msvcp140.dll {graph.module_version(path) or '?'}: {path} ({how.step})"
+                else:
+                    facts["vc_runtime"] = f"msvcp140.dll: {how.note or how.step}"
+        elif env.os == "linux":
+            from conda_torchcheck.loader.linux import torch_load
+
+            load = torch_load(ctx)
+            obj = load.ldso.find_loaded("libstdc++.so.6") if load is not None else None
+            if obj is not None:
+                versions = [v for v in (obj.elf.version_defs if obj.elf else ()) if v.startswith("GLIBCXX_3.4.")]
+                newest = max(versions, key=lambda v: int(v.rsplit(".", 1)[1]) if v.rsplit(".", 1)[1].isdigit() else 0)
+                facts["libstdcxx"] = f"{obj.path} (up to {newest})" if versions else str(obj.path)
+        driver = memo.get("cuda_driver")
+        if driver is not None and getattr(driver, "version", None):
+            gpus = ", ".join(g.name for g in getattr(driver, "gpus", ()))
+            facts["cuda_driver"] = f"{driver.version}" + (f" ({gpus})" if gpus else "")
+    except Exception:  # the table says "not determined" rather than breaking a bug report
+        pass
+    return facts
+
+
 # --- findings ---------------------------------------------------------------------------------------------------
 
 
@@ -379,7 +425,7 @@ def render_explanation_markdown(expl: Explanation, *, lang: str | None = None) -
     if expl.env is not None:
         out += table(
             (translate("markdown.item", lang), translate("markdown.value", lang)),
-            environment_rows(expl.env, expl.host, expl.torch, lang, import_test=expl.import_test),
+            environment_rows(expl.env, expl.host, expl.torch, lang, import_test=expl.import_test, facts=expl.facts),
         )
         out.append("")
     elif expl.import_test is not None:

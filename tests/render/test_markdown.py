@@ -13,6 +13,7 @@ from conda_torchcheck.inventory.torch import find_torch
 from conda_torchcheck.messages import msg
 from conda_torchcheck.render.markdown import md_cell, md_code, md_text, render_explanation_markdown, render_markdown
 from conda_torchcheck.report import Report
+from tests.loader import windows_layouts as wl  # at import time: realdata's cache path must see the real HOME
 
 # --- a small parser for what GitHub would see ----------------------------------------------------------------
 
@@ -250,3 +251,21 @@ def test_code_spans_survive_backticks():
     assert md_code("a`b") == "``a`b``"
     assert md_code("`x`") == "`` `x` ``"
     assert md_text("run `pip list | grep torch*` for torch* files") == "run `pip list | grep torch*` for torch\\* files"
+
+
+@pytest.mark.realdata
+def test_vc_runtime_row_comes_from_the_windows_loader_model(tmp_path, capsys):
+    """A real torch wheel and a real VC++ runtime: the table shows the msvcp140.dll that wins, and its version."""
+    from conda_torchcheck.cli.main import main
+
+    builder = wl.windows_env(tmp_path)
+    wl.install_torch(builder, "2.4.0")
+    wl.install_runtime(builder.prefix, "msvc-runtime-14.44")
+    windows_dir = wl.fake_windows(tmp_path / "Windows")
+    main(["check", "-p", str(builder.prefix), "--system-root", str(windows_dir), "--format", "markdown"])
+    text = capsys.readouterr().out
+    rows = {r[0]: r[1] for r in parse_table(text.splitlines())[1:]}
+    vc = rows["VC++ runtime (the copy that wins)"]
+    assert "msvcp140.dll 14.44" in vc and "msvcp140.dll" in vc.rsplit(":", 1)[-1]
+    check_fences_and_details(text)
+    assert "libomp140" in text  # TC301 for torch 2.4.0 is among the findings
