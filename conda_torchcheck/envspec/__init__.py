@@ -11,12 +11,12 @@ ruamel.yaml is imported only here, never when the conda plugin is loaded.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conda_torchcheck.findings import Finding, Severity
+if TYPE_CHECKING:  # the conda plugin imports this package on every conda command: keep it light
+    from conda_torchcheck.findings import Finding
 
 SCHEMA_VERSION = 1
 
@@ -30,7 +30,7 @@ class CheckResult:
 
     @property
     def has_errors(self) -> bool:
-        return any(f.severity is Severity.ERROR for f in self.findings)
+        return any(f.severity.value == "error" for f in self.findings)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -132,6 +132,8 @@ class FixResult:
 
     @property
     def diff(self) -> str:
+        import difflib
+
         if not self.changed:
             return ""
         relative = not Path(self.path).is_absolute()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -27,6 +27,7 @@ ALIASES = ("torchcheck-yaml",)
 DEFAULT_FILENAMES = ("*.torchcheck.yml", "*.torchcheck.yaml")
 DESCRIPTION = "environment.yml with the torch family pinned to its channel and variant (conda-torchcheck)"
 RUN_FOR = frozenset({"create", "env_create"})
+PRE_COMMAND_NAME = "conda-torchcheck-envspec"
 STRICT_SETTING = "torchcheck_strict"
 YAML_SUFFIXES = (".yml", ".yaml")
 
@@ -54,6 +55,18 @@ def exporter() -> Any:
     from conda.plugins.types import CondaEnvironmentExporter
 
     return CondaEnvironmentExporter(**exporter_kwargs())
+
+
+def environment_exporters() -> Iterator[Any]:
+    """What plugin.py's ``conda_environment_exporters`` yields."""
+    yield exporter()
+
+
+def pre_commands() -> Iterator[Any]:
+    """What plugin.py's ``conda_pre_commands`` yields (besides its own snapshot hook)."""
+    from conda.plugins.types import CondaPreCommand
+
+    yield CondaPreCommand(name=PRE_COMMAND_NAME, action=pre_command, run_for=set(RUN_FOR))
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -146,13 +159,25 @@ def report(results: Sequence[tuple[str, list[Any], str | None]], stream: TextIO,
     return errors
 
 
+_REFUSAL_CLASS: list[type] = []
+
+
 def _refusal(message: str) -> Exception:
-    from conda.exceptions import CondaError
+    """``TorchcheckStrictError(message)``: a CondaError, so conda prints one line (or a JSON error object)."""
+    if not _REFUSAL_CLASS:
+        from conda.exceptions import CondaError
 
-    class TorchcheckStrictError(CondaError):
-        """conda-torchcheck refused the environment file (torchcheck_strict is set)."""
-
-    return TorchcheckStrictError(message)
+        _REFUSAL_CLASS.append(
+            type(
+                "TorchcheckStrictError",
+                (CondaError,),
+                {
+                    "__doc__": "conda-torchcheck refused the environment file (torchcheck_strict is set).",
+                    "__module__": __name__,
+                },
+            )
+        )
+    return _REFUSAL_CLASS[0](message)
 
 
 def pre_command(command: str) -> None:
