@@ -217,14 +217,25 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
     if i.era == "pytorch" and torch is not None and torch.spec is not None and torch.spec.version:
         on_channel = [v for v in pytorch_channel_versions() if torch.spec.allows(v) is not False]
         if not on_channel:
+            # with conda's default (flexible) channel priority a later channel that publishes pytorch supplies it
+            names = list(ctx.file.channel_names)
+            later = names[names.index("pytorch") + 1 :] if "pytorch" in names and torch.spec.channel is None else []
+            fallback = next((c for c in later if c in ("conda-forge", "defaults", "anaconda")), None)
             yield finding(
                 "TC605",
                 Severity.ERROR,
-                variant="frozen",
-                evidence=_ev(ctx, entry=_at(torch), channel=i.torch_channel, last_release=pytorch_channel_last()),
+                variant="frozen_fallback" if fallback else "frozen",
+                evidence=_ev(
+                    ctx,
+                    entry=_at(torch),
+                    channel=i.torch_channel,
+                    last_release=pytorch_channel_last(),
+                    fallback=fallback,
+                ),
                 fixes=[ctx.rewrite_fix("TC605.frozen.fix")],
                 version=torch.spec.version,
                 last=pytorch_channel_last(),
+                fallback=fallback or "",
             )
     pc = i.deps.get("pytorch-cuda")
     if pc is not None and pc.spec is not None and pc.spec.version:
@@ -473,7 +484,7 @@ def python_range(ctx: RuleContext) -> Iterator[Finding]:
     if i.python is None or not i.python_minors:
         return
     res = i.resolution
-    if res is not None and res.version is None and res.blocked_by and res.blocked_by[-1] == "python":
+    if res is not None and res.version is None and res.without_python is not None:
         yield finding(
             "TC610",
             Severity.ERROR,

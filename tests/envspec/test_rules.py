@@ -100,9 +100,17 @@ def test_tc604_not_with_both_channels():
 
 # TC605 --------------------------------------------------------------------------------------------------------
 def test_tc605_frozen_channel():
-    f = found(env(PT, ["pytorch=2.6", "pytorch-cuda=12.4"]))["TC605.frozen"]
+    f = found(env(["pytorch", "nvidia"], ["pytorch=2.6", "pytorch-cuda=12.4"]))["TC605.frozen"]
     assert "2.5.1" in f.title.render()
-    assert f.evidence["entry"]["line"] == 7
+    assert f.evidence["entry"]["line"] == 6
+    # Anaconda's defaults builds newer pytorch: with flexible priority it supplies it
+    assert "TC605.frozen_fallback" in found(env(PT, ["pytorch=2.6", "pytorch-cuda=12.4"]))
+
+
+def test_tc605_frozen_with_a_fallback_channel():
+    f = found(env(["pytorch", "nvidia", "conda-forge"], ["pytorch=2.7", "pytorch-cuda=12.6"]))
+    assert "TC605.frozen_fallback" in f and "TC605.frozen" not in f
+    assert "conda-forge" in f["TC605.frozen_fallback"].title.render()
 
 
 def test_tc605_not_for_versions_the_channel_had():
