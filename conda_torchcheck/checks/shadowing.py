@@ -99,6 +99,25 @@ def _pythonpath_fix(ctx: CheckContext, bad: list[str]) -> Fix:
     return Fix("env", msg("TC206.fix_pythonpath"), commands=tuple(commands))
 
 
+def _editable_torch(env: Environment, directory: Path) -> bool:
+    """torch installed in development mode from ``directory`` (PEP 660 direct_url.json or an .egg-link)."""
+    for dist in env.dists("torch"):
+        info = dist.direct_url or {}
+        dir_info = info.get("dir_info") if isinstance(info, dict) else None
+        if isinstance(dir_info, dict) and dir_info.get("editable"):
+            return True
+    for site in env.site_dirs:
+        link = site.path / "torch.egg-link"
+        if site.kind == "env" and link.is_file():
+            try:
+                first = link.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+            except OSError:
+                continue
+            if first and Path(first[0].strip()) == directory:
+                return True
+    return False
+
+
 def _looks_like_checkout(directory: Path) -> bool:
     return (directory / "setup.py").is_file() and (directory / "torch" / "csrc").is_dir()
 
@@ -113,6 +132,8 @@ def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
         foreign_site = _is_site_packages_of_other_prefix(env, site.path)
         if package is None and not family and not foreign_site:
             continue
+        if site.kind == "pth" and not foreign_site and _editable_torch(env, site.path):
+            continue  # `pip install -e` / `setup.py develop` of a torch checkout: the developer's own build
         evidence: dict[str, object] = {"entry": site.path}
         if site.kind == "pth":
             evidence[".pth file"] = site.note

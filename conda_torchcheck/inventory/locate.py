@@ -145,10 +145,23 @@ def resolve_name(name: str, environ: Mapping[str, str] | None = None, home: Path
 def default_prefix(environ: Mapping[str, str] | None = None) -> Path:
     """The active env (CONDA_PREFIX, then VIRTUAL_ENV), else the env this tool runs in."""
     environ = os.environ if environ is None else environ
-    for var in ("CONDA_PREFIX", "VIRTUAL_ENV"):
-        if environ.get(var):
-            return Path(environ[var])
+    conda, venv = environ.get("CONDA_PREFIX"), environ.get("VIRTUAL_ENV")
+    if conda and venv:
+        # a venv activated inside an activated conda env (or the reverse): the one whose folder comes first
+        # on PATH is the one whose python runs
+        return Path(conda if _path_rank(conda, environ) < _path_rank(venv, environ) else venv)
+    for value in (conda, venv):
+        if value:
+            return Path(value)
     return Path(sys.prefix)
+
+
+def _path_rank(prefix: str, environ: Mapping[str, str]) -> int:
+    wanted = {os.path.normcase(os.path.normpath(os.path.join(prefix, sub))) for sub in ("bin", "Scripts", "")}
+    for index, entry in enumerate(environ.get("PATH", "").split(os.pathsep)):
+        if entry and os.path.normcase(os.path.normpath(entry)) in wanted:
+            return index
+    return 1 << 30
 
 
 def resolve_target(prefix: str | None, name: str | None, environ: Mapping[str, str] | None = None) -> Path:

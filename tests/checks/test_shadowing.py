@@ -143,6 +143,20 @@ def test_pth_file_pointing_at_another_env(make_env):
     assert str(b.site_packages / "other-env.pth") in f.fixes[0].summary.render()
 
 
+def test_editable_torch_checkout_is_the_developers_own_build(make_env, tmp_path):
+    checkout = tmp_path / "pytorch"
+    (checkout / "torch" / "csrc").mkdir(parents=True)
+    (checkout / "torch" / "__init__.py").write_text("", encoding="utf-8")
+    (checkout / "setup.py").write_text("", encoding="utf-8")
+    b = make_env()
+    (b.site_packages / "easy-install.pth").write_text(f"{checkout}\n", encoding="utf-8")
+    (b.site_packages / "torch.egg-link").write_text(f"{checkout}\n.\n", encoding="utf-8")
+    assert run_check(b, "shadowing") == []
+    (b.site_packages / "torch.egg-link").unlink()
+    [f] = run_check(b, "shadowing")
+    assert (variant_of(f), f.evidence["source checkout"]) == ("pth", "setup.py + torch/csrc")
+
+
 def test_working_directory_with_a_torch_folder(make_env, tmp_path):
     work = tmp_path / "work"
     (work / "torch").mkdir(parents=True)

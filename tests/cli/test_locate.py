@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import types
 from pathlib import Path
 
@@ -116,6 +117,15 @@ def test_default_target(tmp_path):
     assert default_prefix({"CONDA_PREFIX": str(tmp_path)}) == tmp_path
     assert default_prefix({"VIRTUAL_ENV": str(tmp_path)}) == tmp_path
     assert default_prefix({}) == Path(locate.sys.prefix)
+
+
+def test_default_target_with_a_venv_inside_a_conda_env(tmp_path):
+    conda, venv = tmp_path / "conda-env", tmp_path / "venv"
+    both = {"CONDA_PREFIX": str(conda), "VIRTUAL_ENV": str(venv)}
+    path = os.pathsep.join([str(venv / "bin"), str(conda / "bin"), "/usr/bin"])
+    assert default_prefix({**both, "PATH": path}) == venv
+    path = os.pathsep.join([str(conda / "bin"), str(venv / "bin"), "/usr/bin"])
+    assert default_prefix({**both, "PATH": path}) == conda
 
 
 def test_prefix_wins_and_expands_user(home, monkeypatch):
