@@ -95,7 +95,12 @@ def _pip_family_fix(ctx: CheckContext, torch: Installed, names: list[str], index
     args = "install " + " ".join(cmd.spec(p) for p in [f"torch=={base}", *pins])
     if index_tag:
         args += f" --index-url {cmd.pip_index_url(index_tag)}"
-    return Fix("pip", msg("TC104.fix_pip"), commands=(cmd.pip(env, args, dist=torch.dist),))
+    commands = [cmd.pip(env, args, dist=torch.dist)]
+    conda_names = [n for n in names if env.dist(n) is None or manager_of(env, env.dist(n)) == "conda"]
+    conda_names = [n for n in conda_names if env.record(n) is not None]
+    if conda_names:  # conda's records would otherwise still claim the files pip rewrites
+        commands.insert(0, cmd.conda_remove(env, conda_names, force=True))
+    return Fix("pip", msg("TC104.fix_pip"), commands=tuple(commands))
 
 
 def _conda_family_fix(ctx: CheckContext, names: list[str]) -> Fix:
@@ -107,7 +112,11 @@ def _conda_family_fix(ctx: CheckContext, names: list[str]) -> Fix:
         variant = record_variant(rec).variant
         pin += f"={rec.version}" + (f"={variant}*" if variant in ("cuda", "cpu") else "")
     specs = [pin, *[f"conda-forge::{n}" for n in names]]
-    return Fix("conda", msg("TC104.fix_conda"), commands=(cmd.conda_install(env, specs),))
+    commands = [cmd.conda_install(env, specs)]
+    pip_names = [n for n in names if (d := env.dist(n)) is not None and manager_of(env, d) == "pip"]
+    if pip_names:  # pip's copies would keep shadowing conda's
+        commands.insert(0, cmd.pip(env, "uninstall -y " + " ".join(pip_names), dist=env.dist(pip_names[0])))
+    return Fix("conda", msg("TC104.fix_conda"), commands=tuple(commands))
 
 
 def _index_tag(ctx: CheckContext) -> str | None:

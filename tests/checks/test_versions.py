@@ -92,6 +92,16 @@ def test_torch_newer_than_the_table_uses_the_numbering_rule(make_env):
     assert "2.x numbering rule" in f.evidence["torchvision"]["expected"]
 
 
+def test_conda_torch_with_pip_torchaudio_for_another_release(make_env):
+    b = make_env()
+    b.conda_pytorch("2.5.1", "cpu_mkl_py311_h0000000_100", depends=PY_DEP)
+    b.dist("torchaudio", "2.4.0")
+    [f] = run_check(b, "versions")
+    uninstall, install = all_commands(f)
+    assert uninstall.endswith("-m pip uninstall -y torchaudio")
+    assert install.endswith("conda-forge::torchaudio")
+
+
 def test_conda_torchvision_for_another_conda_torch(make_env):
     b = make_env(os="windows")
     b.conda_pytorch("2.5.1", "cuda126_mkl_py311_h0000000_303", depends=PY_DEP, cuda="12.6")
