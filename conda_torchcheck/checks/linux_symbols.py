@@ -46,31 +46,43 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     if load is None:
         return
     misses = linux.torch_symbol_misses(ctx)
-    grouped: dict[tuple[str, str | None], list[linux.SymbolMiss]] = {}
+    # one finding per requiring library and expected provider: a library from another build misses hundreds
+    # of symbols for one reason
+    grouped: dict[tuple[str, str], list[linux.SymbolMiss]] = {}
+    providers: dict[tuple[str, str], linux.LoadedObject | None] = {}
     for miss in misses:
-        grouped.setdefault((miss.name, miss.version), []).append(miss)
+        provider = _provider(load, miss)
+        key = (str(miss.required_by), str(provider.path) if provider is not None else (miss.version_file or ""))
+        grouped.setdefault(key, []).append(miss)
+        providers[key] = provider
     steps = {s.label: s for s in load.steps}
-    for (symbol, version), hits in grouped.items():
+    for key, hits in grouped.items():
         first = hits[0]
+        provider = providers[key]
         step = steps.get(first.step)
         fatal = step.fatal if step is not None else True
-        version_text = f"@{version} ({first.version_file})" if version else ""
-        message = f"{first.required_by}: undefined symbol: {symbol}" + (f", version {version}" if version else "")
-        provider = _provider(load, first)
+        version_text = f"@{first.version} ({first.version_file})" if first.version else ""
+        message = f"{first.required_by}: undefined symbol: {first.name}" + (
+            f", version {first.version}" if first.version else ""
+        )
         yield finding(
             "TC403",
             Severity.ERROR if fatal else Severity.WARNING,
-            symbol=symbol,
+            variant="many" if len(hits) > 1 else None,
+            symbol=first.name,
+            count=len(hits) - 1,
             version_text=version_text,
             required_by=str(first.required_by),
             scope_count=len(first.scope),
             step=first.step,
             message=message,
             evidence={
-                "symbol": symbol,
-                "version": version,
+                "symbol": first.name,
+                "version": first.version,
                 "version_from": first.version_file,
-                "required_by": common.dedupe(str(h.required_by) for h in hits),
+                "symbols": [h.name + (f"@{h.version}" if h.version else "") for h in hits],
+                "count": len(hits),
+                "required_by": [str(first.required_by)],
                 "chain": common.chain(load.graph, first.required_by),
                 "expected_provider": str(provider.path) if provider is not None else None,
                 "provider_found_by": _how(load, provider),
@@ -143,8 +155,9 @@ def _fixes(
             )
         if fixes:
             return fixes
-    lib_dir = ctx.torch.lib_dir
-    if lib_dir is not None and str(miss.required_by).startswith(str(lib_dir)) and _torch_symbol(miss.name):
+    package = ctx.torch.package_dir
+    if package is not None and str(miss.required_by).startswith(str(package) + os.sep) and miss.version is None:
+        # torch's own library misses an unversioned symbol: its files come from different builds
         fixes.append(common.reinstall_torch_fix(ctx, msg("TC403.fix.reinstall_torch")))
         return fixes
     library = provider.path.name if provider is not None else (miss.version_file or "?")
@@ -160,11 +173,6 @@ def _fixes(
         )
     )
     return fixes
-
-
-def _torch_symbol(name: str) -> bool:
-    """A C++ symbol of torch's own namespaces (c10::, at::, torch::, caffe2::)."""
-    return name.startswith("_Z") and any(ns in name for ns in ("3c10", "2at", "5torch", "6caffe2"))
 
 
 CHECK = Check(

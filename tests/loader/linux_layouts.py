@@ -112,3 +112,75 @@ def install_real_torch(builder, *, conda_record: bool = False) -> Path:
     for info in root.glob("torch-*.dist-info"):
         link_tree(info, builder.site_packages / info.name)
     return builder.site_packages / "torch"
+
+
+# --- minitorch: a torch-shaped chain of gcc-built fixtures ------------------------------------------------
+
+MINI = FIX / "minitorch"
+TORCH_INIT = """# torch/__init__.py shaped like torch 2.13's loading code (only what the loader model reads)
+def _preload_cuda_deps(err=None):
+    cuda_libs = [
+        ("cublas", "libcublasLt.so.*[0-9]"),
+        ("nccl", "libnccl.so.*[0-9]"),
+    ]
+
+def _load_global_deps():
+    with open("/proc/self/maps") as f:
+        pass
+"""
+
+
+def minitorch_env(
+    builder,
+    *,
+    mkl: str | None = "2024.0",
+    nccl: str | None = "2.21",
+    nccl_dist: str | None = "2.21.5",
+    cuda: str | None = "12.6",
+    requires: tuple[str, ...] = ('nvidia-nccl-cu12==2.21.5; platform_system == "Linux"',),
+) -> Path:
+    """Install minitorch into ``builder`` as a pip torch ``2.13.0+cu126`` whose RECORD lists its libraries.
+
+    libtorch_cpu.so needs libmkl_rt.so.2 (from torch/lib here, ``mkl`` picks the build) and libnccl.so.2 (from
+    site-packages/nvidia/nccl/lib, as the CUDA wheels' RUNPATH has it; ``nccl`` picks the build).
+    """
+    site = builder.site_packages
+    files: dict[str, bytes] = {
+        "torch/__init__.py": TORCH_INIT.encode(),
+        "torch/version.py": (
+            f"__version__ = '2.13.0+{'cu' + cuda.replace('.', '') if cuda else 'cpu'}'\n"
+            f"cuda = {repr(cuda)}\nhip = None\nxpu = None\n"
+        ).encode(),
+        "torch/_C.cpython-311-x86_64-linux-gnu.so": (
+            MINI / "torch" / "_C.cpython-311-x86_64-linux-gnu.so"
+        ).read_bytes(),
+    }
+    for lib in ("libtorch_global_deps.so", "libtorch_python.so", "libtorch_cpu.so"):
+        files[f"torch/lib/{lib}"] = (MINI / "torch" / "lib" / lib).read_bytes()
+    if mkl:
+        files["torch/lib/libmkl_rt.so.2"] = (MINI / f"mkl-{mkl}" / "libmkl_rt.so.2").read_bytes()
+    local = "cu" + cuda.replace(".", "") if cuda else "cpu"
+    builder.dist("torch", f"2.13.0+{local}", files=files, requires=requires)
+    if nccl:
+        nccl_files = {"nvidia/nccl/lib/libnccl.so.2": (FIX / "cuda" / f"nccl-{nccl}" / "libnccl.so.2").read_bytes()}
+        if nccl_dist:
+            builder.dist("nvidia-nccl-cu12", nccl_dist, files=nccl_files)
+        else:
+            for rel, data in nccl_files.items():
+                (site / rel).parent.mkdir(parents=True, exist_ok=True)
+                (site / rel).write_bytes(data)
+    return site / "torch"
+
+
+def context(prefix: Path, **overrides: str):
+    from conda_torchcheck.checks.context import CheckContext
+    from conda_torchcheck.inventory import load_environment
+
+    env, host_facts = load_environment(prefix, host_overrides=overrides or None)
+    return CheckContext(env, host_facts)
+
+
+def run_ids(ctx, *ids: str):
+    from conda_torchcheck.checks import run_checks
+
+    return run_checks(ctx, only=list(ids))

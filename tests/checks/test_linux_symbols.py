@@ -1,0 +1,51 @@
+"""TC403: undefined symbols (MKL iJIT_NotifyEvent, NCCL ncclCommRegister, LD_LIBRARY_PATH shadowing)."""
+
+from __future__ import annotations
+
+from tests.loader.linux_layouts import FIX, context, dlopen, minitorch_env, run_ids
+
+
+def test_mkl_2024_1_drops_ijit_notify_event(make_env):
+    builder = make_env(layout="venv")
+    pkg = minitorch_env(builder, mkl="2024.1")
+    [f] = [f for f in run_ids(context(builder.prefix), "TC403")]
+    assert f.evidence["symbol"] == "iJIT_NotifyEvent"
+    assert f.evidence["expected_provider"] == str(pkg / "lib" / "libmkl_rt.so.2")
+    assert "MKL 2024.1" in f.fixes[0].summary.render("en")
+    assert dlopen(pkg / "_C.cpython-311-x86_64-linux-gnu.so").endswith("undefined symbol: iJIT_NotifyEvent")
+
+
+def test_mkl_2024_1_fix_in_a_conda_env(make_env):
+    builder = make_env(layout="conda")
+    minitorch_env(builder, mkl="2024.1")
+    [f] = run_ids(context(builder.prefix), "TC403")
+    assert any('"mkl<2024.1"' in c for c in f.fixes[0].commands)
+
+
+def test_mkl_2024_0_is_fine(make_env):
+    builder = make_env(layout="venv")
+    pkg = minitorch_env(builder, mkl="2024.0")
+    assert run_ids(context(builder.prefix), "TC403") == []
+    assert dlopen(pkg / "_C.cpython-311-x86_64-linux-gnu.so") is None
+
+
+def test_old_nccl_lacks_nccl_comm_register(make_env):
+    builder = make_env(layout="venv")
+    minitorch_env(builder, nccl="2.18", nccl_dist="2.18.1")
+    ctx = context(builder.prefix)
+    [f] = run_ids(ctx, "TC403")
+    assert f.evidence["symbol"] == "ncclCommRegister"
+    assert f.evidence["expected_provider"].endswith("nvidia/nccl/lib/libnccl.so.2")
+    assert f.fixes[0].commands == (f'"{builder.prefix}/bin/python" -m pip install "nvidia-nccl-cu12==2.21.5"',)
+    assert [t.id for t in run_ids(ctx, "TC410")] == ["TC410"]
+
+
+def test_old_nccl_on_ld_library_path_is_the_cause(make_env):
+    builder = make_env(layout="venv")
+    minitorch_env(builder, nccl="2.21")
+    ctx = context(builder.prefix, LD_LIBRARY_PATH=str(FIX / "cuda" / "nccl-2.18"))
+    [f] = run_ids(ctx, "TC403")
+    assert f.evidence["provider_found_by"].startswith("ld_library_path")
+    assert f.fixes[0].kind == "env" and f.fixes[0].commands == ("unset LD_LIBRARY_PATH",)
+    # without LD_LIBRARY_PATH the wheel's copy is used and the symbol is there
+    assert run_ids(context(builder.prefix), "TC403") == []
