@@ -88,8 +88,8 @@ _MACHINE_BY_ARCH = {v: k for k, v in ELF_MACHINES.items()}
 ASSUMED_SYSTEM = "assumed: system library of the machine the env runs on (not examined)"
 UNKNOWN_SYSTEM = "system directories of the machine the env runs on (unknown)"
 GROUP_PROCESS = "python (executable and its DT_NEEDED)"
-GROUP_GLOBAL_DEPS = "torch: dlopen(libtorch_global_deps.so, RTLD_GLOBAL)"
-GROUP_C = "import torch._C: dlopen(_C.so, RTLD_LOCAL)"
+GROUP_GLOBAL_DEPS = "torch dlopen(libtorch_global_deps.so, RTLD_GLOBAL)"
+GROUP_C = "import torch._C dlopen(_C.so, RTLD_LOCAL)"
 
 
 # --- the machine ld.so runs on ----------------------------------------------------------------------------
@@ -379,7 +379,7 @@ class LdSo:
                 return cached, SearchPlace("ld.so.cache", os.path.dirname(cached), cache.source), searched, False
             searched.append(SearchPlace("ld.so.cache", os.path.dirname(cached), f"stale entry {cached} (run ldconfig)"))
         else:
-            searched.append(SearchPlace("ld.so.cache", None, cache.source))
+            searched.append(SearchPlace("ld.so.cache", cache.source, "no entry"))
         # 6. default directories
         if not nodeflib:
             for directory in self.search.layout.default_dirs:
@@ -850,7 +850,7 @@ def _preload_cuda(load: LinuxLoad, sites: list[Path], cuda_version: str | None, 
                 load.graph.notes.append(msg("TC4.note.preload_stopped", pattern=pattern).render())
                 return None
             continue
-        label = f"torch: preload {found[0].name} (dlopen, RTLD_LOCAL)"
+        label = f"torch preload {found[0].name} dlopen(RTLD_LOCAL)"
         step = load.ldso.dlopen(found[0], label, rtld_global=False, fatal=required)
         load.preloaded.append(found[0])
         if step.failed:
@@ -862,9 +862,29 @@ def _preload_cuda(load: LinuxLoad, sites: list[Path], cuda_version: str | None, 
 
 
 def build_torch_graph(ctx: Any) -> LoadGraph | None:
-    """The load graph of ``import torch`` for a Linux env (None when torch is absent)."""
+    """The load graph of ``import torch`` for a Linux env (None when torch is absent), with undefined
+    symbols marked on the edge that loads the library needing them (Python binds them all at import)."""
     load = torch_load(ctx)
-    return load.graph if load is not None else None
+    if load is None:
+        return None
+    mark_symbol_misses(load, torch_symbol_misses(ctx))
+    return load.graph
+
+
+def mark_symbol_misses(load: LinuxLoad, misses: Sequence[SymbolMiss]) -> None:
+    """Add ``missing-symbols:<names>`` to the edge that loads each library with undefined symbols."""
+    by_module: dict[Path, list[str]] = {}
+    for miss in misses:
+        by_module.setdefault(miss.required_by, []).append(miss.name)
+    if not by_module:
+        return
+    for module in load.graph.modules.values():
+        for i, dep in enumerate(module.dependencies):
+            res = dep.resolution
+            if res is None or res.path not in by_module or res.found_by.step == "already-loaded":
+                continue
+            problem = "missing-symbols:" + ", ".join(by_module.pop(res.path))
+            module.dependencies[i] = Dependency(dep.name, dep.kind, res, dep.searched, dep.problems + (problem,))
 
 
 def torch_load(ctx: Any) -> LinuxLoad | None:
