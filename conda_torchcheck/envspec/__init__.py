@@ -202,7 +202,10 @@ def fix_file(file, *, installed=None, lock: bool = False, command: str = "conda-
 
     fixed, plan = fix_text(file, installed=installed, lock=lock)
     before = rules_check(file, command=command)
-    after = rules_check(parse_text(fixed, file.path), command=command) if fixed != file.text else before
+    if fixed == file.text:
+        after = before
+    else:
+        after = rules_check(plan.result or parse_text(fixed, file.path), command=command)
     return FixResult(file.path, file.text, fixed, plan, before, after, changes=list(plan.changes))
 
 

@@ -17,7 +17,30 @@ from dataclasses import dataclass, replace
 
 from packaging.version import InvalidVersion, Version
 
-from conda_torchcheck.inventory.names import canonical_channel, normalize
+_NORMALIZE = re.compile(r"[-_.]+")
+_SUBDIRS = (
+    "noarch",
+    "linux-64",
+    "linux-aarch64",
+    "linux-ppc64le",
+    "linux-s390x",
+    "linux-32",
+    "linux-armv7l",
+    "osx-64",
+    "osx-arm64",
+    "win-64",
+    "win-32",
+    "win-arm64",
+    "emscripten-wasm32",
+    "wasi-wasm32",
+    "zos-z",
+)
+
+
+def normalize(name: str) -> str:
+    """PEP 503 name normalisation (``Torch_Vision`` → ``torch-vision``)."""
+    return _NORMALIZE.sub("-", name).lower()
+
 
 # --------------------------------------------------------------------------------------------------------
 # channels
@@ -27,17 +50,29 @@ def channel_name(text: str) -> str:
     """The channel a ``channels:`` entry or a ``chan::`` prefix stands for: ``conda-forge``, ``pytorch``,
     ``nvidia``, ``defaults``, ``nodefaults``... Mirrors (TUNA, USTC, Aliyun) and labels
     (``nvidia/label/cuda-11.8.0``) count as the channel they mirror; anything else is returned as written."""
-    raw = text.strip()
-    if raw.lower() == "nodefaults":
-        return "nodefaults"
-    name = canonical_channel(raw)
-    if "://" in name:
-        name = _mirror_tail(name) or name
-    if "://" not in name and "/label/" in f"{name}/":
-        name = name.split("/label/")[0]
-    if name == "main":
+    # self-contained (the spec check must not pay for importing the inventory package)
+    raw = text.strip().rstrip("/")
+    lowered = raw.lower()
+    if lowered in ("nodefaults", "defaults", "main", "pkgs/main", "pkgs/r", "pkgs/msys2", "pkgs/free"):
+        return "nodefaults" if lowered == "nodefaults" else "defaults"
+    parts = raw.split("/")
+    while len(parts) > 1 and parts[-1].lower() in _SUBDIRS:
+        parts.pop()
+    if "://" not in raw:
+        name = parts[0] if "label" in parts[1:] else "/".join(parts)
+        return name.lower()
+    if "repo.anaconda.com/pkgs/" in lowered or "repo.continuum.io/pkgs/" in lowered:
         return "defaults"
-    return name.lower() if "://" not in name else name
+    url = "/".join(parts)
+    for marker in ("conda.anaconda.org/", "anaconda.org/", "repo.prefix.dev/", "prefix.dev/"):
+        idx = url.lower().find(marker)
+        if idx >= 0:
+            rest = [p for p in url[idx + len(marker) :].split("/") if p]
+            if len(rest) > 2 and rest[0] == "t":  # token URLs: /t/<token>/<channel>
+                rest = rest[2:]
+            if rest:
+                return rest[0].lower()
+    return _mirror_tail(url) or url
 
 
 _WELL_KNOWN = ("conda-forge", "pytorch", "pytorch-nightly", "pytorch-test", "nvidia", "anaconda")

@@ -90,6 +90,7 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     unresolved: list[Text] = field(default_factory=list)
     target: str | None = None  # the channel torch ends up on
+    result: EnvFile | None = None  # the fixed file, parsed (set when the plan was applied)
 
     @property
     def changed(self) -> bool:

@@ -325,7 +325,7 @@ def apply_plan(plan: Plan) -> str:
                 line = ch_key.start_mark.line
                 doc.edits.append((line + 1, line + 1, [_new_line(prefix, e.text, doc.nl) for e in plan.channels]))
     text = doc.result()
-    _verify(plan, text)
+    plan.result = _verify(plan, text)
     return text
 
 
@@ -346,7 +346,7 @@ def _entries_differ(a: list[Entry], b: list[Entry]) -> bool:
     return [(e.text, e.origin) for e in a] != [(e.text, e.origin) for e in b]
 
 
-def _verify(plan: Plan, text: str) -> None:
+def _verify(plan: Plan, text: str) -> EnvFile:
     """Parse the result and compare it with the plan: a mismatch is a bug here, never the user's problem."""
     try:
         result = parse_text(text, plan.file.path)
@@ -373,6 +373,7 @@ def _verify(plan: Plan, text: str) -> None:
         problems.append(f"pip {got_pip} != {want_pip}")
     if problems:
         raise EditError(_m("verify", detail="; ".join(problems)))
+    return result
 
 
 def _m(key: str, **params: Any) -> str:
