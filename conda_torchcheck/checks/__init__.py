@@ -38,6 +38,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.linux_nvidia",
     "conda_torchcheck.checks.linux_openmp",
     "conda_torchcheck.checks.cuda_driver",
+    "conda_torchcheck.hooks.activation.check",
     "conda_torchcheck.checks.import_test",
 )
 

@@ -26,14 +26,20 @@ class Target:
 
 
 def summary_lines(
-    prefix: str, findings: Sequence[Finding], *, lang: str | None = None, limit: int = MAX_LINES
+    prefix: str,
+    findings: Sequence[Finding],
+    *,
+    lang: str | None = None,
+    limit: int = MAX_LINES,
+    already_warned: frozenset[str] | set[str] = frozenset(),
 ) -> list[str]:
-    """The post-command message: errors first; warnings only as a count; nothing when all is well."""
+    """The post-command message: errors first; warnings only as a count (minus those the post-solve guard
+    already printed for this prefix); nothing when all is well."""
     from conda_torchcheck.hooks.summary import finding_lines, report_command
     from conda_torchcheck.messages import translate
 
     errors = [f for f in findings if f.severity is Severity.ERROR]
-    warnings = [f for f in findings if f.severity is Severity.WARNING]
+    warnings = [f for f in findings if f.severity is Severity.WARNING and f.id not in already_warned]
     command = report_command(prefix)
     if errors:
         lines = [translate("plugin.post_command.header", lang, prefix=prefix)]
@@ -119,7 +125,9 @@ def post_command(command: str) -> None:
                 findings, torch_installed = check_prefix(target.prefix)
             hooks_line = maybe_install_activation_hooks(target.prefix, torch_installed)
             if auto:
-                lines = summary_lines(target.prefix, findings)
+                from conda_torchcheck.hooks.transaction import LOG
+
+                lines = summary_lines(target.prefix, findings, already_warned=LOG.already_warned(target.prefix))
             if hooks_line:
                 lines = [*lines[: MAX_LINES - 1], hooks_line]
             emit(lines, MAX_LINES)

@@ -227,4 +227,7 @@ def post_solve(repodata_fn: str, unlink_precs: Sequence[Any], link_precs: Sequen
     if outcome.signature in _REPORTED:  # post_solve runs again on repodata fallback / retries
         return
     _REPORTED.add(outcome.signature)
+    from conda_torchcheck.hooks.transaction import LOG
+
+    LOG.warned_at_solve(prefix, {f.id for f in outcome.serious})
     emit(warning_lines(outcome, refused=False))

@@ -89,8 +89,13 @@ def _channel_strings(record: Any) -> tuple[str, str]:
     base_url = getattr(channel, "base_url", None)
     name = getattr(channel, "canonical_name", None) or getattr(channel, "name", None)
     subdir = str(_get(record, "subdir", "") or "")
+    full = f"{base_url}/{subdir}" if base_url and subdir else str(base_url or url)
+    # conda's own name for the channel honours channel_alias and custom_channels (mirrors such as TUNA's
+    # .../anaconda/cloud/pytorch are "pytorch" there); a URL-shaped name means conda has no short name
+    if name and "://" not in str(name) and not str(name).startswith(("/", "\\")) and ":" not in str(name):
+        return str(name), full
     if base_url:
-        return str(base_url), f"{base_url}/{subdir}" if subdir else str(base_url)
+        return str(base_url), full
     return str(name or ""), url
 
 
@@ -118,7 +123,7 @@ def to_conda_record(record: Any, prefix: Path | None = None) -> CondaRecord:
         version=version,
         build=build,
         build_number=build_number,
-        channel=canonical_channel(channel, _get(record, "url", "") or channel_url),
+        channel=canonical_channel(channel, channel_url),
         channel_url=channel_url or channel,
         subdir=subdir,
         fn=fn,

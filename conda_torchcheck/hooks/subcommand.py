@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -72,12 +73,26 @@ def execute(args: argparse.Namespace) -> int:
     from conda_torchcheck.cli.main import run_verb
 
     verb = getattr(args, "_torchcheck_subverb", None) or getattr(args, "_torchcheck_verb", "check")
-    modules = dict(verb_modules())
-    module = modules[verb]
-    if getattr(args, "_torchcheck_target", False):
-        args.prefix = str(context.target_prefix)  # -n resolved by conda; default: the active env
-        args.name = None
+    module = dict(verb_modules())[verb]
     args.json = bool(context.json)
     args.verbose = max(int(getattr(args, "verbose", 0) or 0), int(context.verbosity or 0))
-    args.func = module.execute
+
+    def run(parsed: argparse.Namespace) -> int:
+        if getattr(parsed, "_torchcheck_target", False):
+            resolve_target(parsed, context)
+        return module.execute(parsed)
+
+    args.func = run  # run_verb turns a TargetError into one line and exit code 2
     return run_verb(args)
+
+
+def resolve_target(args: argparse.Namespace, context) -> None:
+    """``args.prefix`` from conda: ``-n`` through conda's envs dirs, ``-p`` expanded, else the active env."""
+    prefix = str(context.target_prefix)
+    name = getattr(args, "name", None)
+    if name and not os.path.isdir(prefix):
+        from conda_torchcheck.errors import TargetError
+
+        raise TargetError(f"no environment named '{name}'", hint="conda looked in " + ", ".join(context.envs_dirs))
+    args.prefix = prefix
+    args.name = None

@@ -39,12 +39,20 @@ class TransactionLog:
     records: dict[str, TransactionRecord] = field(default_factory=dict)
     #: conda-meta listings taken by the pre-command (fallback for conda without transaction actions)
     snapshots: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: finding ids the post-solve guard already warned about, per prefix (the post-command does not repeat them)
+    solve_warnings: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, prefix: str, unlink: Any, link: Any) -> None:
         key = os.path.normcase(os.path.abspath(prefix))
         rec = self.records.setdefault(key, TransactionRecord(prefix=prefix))
         rec.unlinked.update(record_key(r) for r in (unlink or ()))
         rec.linked.update(record_key(r) for r in (link or ()))
+
+    def warned_at_solve(self, prefix: str, ids: set[str]) -> None:
+        self.solve_warnings.setdefault(os.path.normcase(os.path.abspath(prefix)), set()).update(ids)
+
+    def already_warned(self, prefix: str) -> set[str]:
+        return self.solve_warnings.get(os.path.normcase(os.path.abspath(prefix)), set())
 
     def take(self) -> list[TransactionRecord]:
         out = list(self.records.values())

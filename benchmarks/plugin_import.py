@@ -1,0 +1,150 @@
+"""What the conda plugin costs: importing plugin.py (every conda command does), and running the activation
+scripts (every `conda activate` does). Run by hand, not in CI:
+
+    /tmp/conda-venv/bin/python benchmarks/plugin_import.py          # needs a python with conda for part 1
+    .venv/bin/python benchmarks/plugin_import.py --scripts-only
+
+Part 1 starts fresh interpreters that first import what conda has loaded when it loads plugins
+(conda.base.context, conda.plugins, conda.plugins.types), then time ``import conda_torchcheck.plugin``
+(perf_counter around the import, and python -X importtime's self time). Part 2 sources the generated POSIX
+script in bash/dash/zsh/fish a few hundred times and subtracts the time of sourcing an empty file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PROBE = r"""
+import json, sys, time
+import conda.base.context, conda.plugins, conda.plugins.types
+before = set(sys.modules)
+t0 = time.perf_counter()
+import conda_torchcheck.plugin
+t1 = time.perf_counter()
+print(json.dumps({"ms": (t1 - t0) * 1000, "new": sorted(set(sys.modules) - before)}))
+"""
+
+
+def import_cost(runs: int) -> None:
+    # installed packages ship compiled bytecode; measure with it (cached outside the repo), as conda users run
+    with tempfile.TemporaryDirectory() as cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = cache
+        _import_cost(runs, env, "with bytecode")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=tempfile.gettempdir() + "/nonexistent")
+    _import_cost(max(5, runs // 3), env, "compiling from source (no bytecode)")
+
+
+def _import_cost(runs: int, env: dict[str, str], label: str) -> None:
+    subprocess.run([sys.executable, "-c", PROBE], capture_output=True, check=True, env=env)  # warm the cache
+    samples, new = [], None
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, env=env)
+        doc = json.loads(out.stdout)
+        samples.append(doc["ms"])
+        new = doc["new"]
+    importtime = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-c",
+            "import conda.base.context, conda.plugins.types; import conda_torchcheck.plugin",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stderr
+    self_us = {}
+    for line in importtime.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[2].startswith("conda_torchcheck"):
+            self_us[parts[2]] = int(parts[0].split(":")[-1])
+    print(f"import conda_torchcheck.plugin after conda's own modules, {label} ({runs} fresh interpreters)")
+    print(f"  median {statistics.median(samples):.3f} ms   min {min(samples):.3f} ms   max {max(samples):.3f} ms")
+    print(f"  -X importtime self time: {', '.join(f'{k} {v} us' for k, v in self_us.items())}")
+    print(f"  modules added: {new}")
+
+
+def script_cost(runs: int) -> None:
+    from conda_torchcheck.hooks.activation import render
+    from conda_torchcheck.hooks.activation.facts import ActivationFacts
+
+    facts = ActivationFacts(
+        os="linux",
+        torch="2.5.1 (pip, cuda)",
+        python_version="3.11.9",
+        dll_search_mode="active",
+        sonames=tuple(f"libcu{n}.so.12" for n in ("blas", "blasLt", "fft", "rand", "solver", "sparse", "dart"))
+        + ("libnccl.so.2", "libcudnn.so.9", "libnvJitLink.so.12", "libtorch_cpu.so", "libc10.so"),
+        own_lib_dirs=("lib/python3.11/site-packages/torch/lib", "lib/python3.11/site-packages/nvidia/cublas/lib"),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = Path(tmp) / "env with space"
+        (prefix / "bin").mkdir(parents=True)
+        for ext in (".sh", ".fish"):
+            (Path(tmp) / f"s{ext}").write_bytes(render.render(ext, facts))
+            (Path(tmp) / f"empty{ext}").write_text("true\n")
+        path = f"{prefix}/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+        env = {"PATH": path, "CONDA_PREFIX": str(prefix), "LD_LIBRARY_PATH": "/usr/local/cuda/lib64:/opt/x/lib"}
+        print(f"activation script, sourced {runs} times per shell (PATH of 7 folders, LD_LIBRARY_PATH of 2)")
+        for shell in ("bash", "dash", "zsh", "fish"):
+            exe = shutil.which(shell)
+            if exe is None:
+                print(f"  {shell:5} not installed")
+                continue
+            per = {}
+            for name in ("s", "empty"):
+                ext = ".fish" if shell == "fish" else ".sh"
+                script = Path(tmp) / f"{name}{ext}"
+                if shell == "fish":
+                    code = f"for i in (seq {runs}); source '{script}'; end"
+                    argv = [exe, "--no-config", "-c", code]
+                else:
+                    code = f'i=0; while [ $i -lt {runs} ]; do . "$1"; i=$((i+1)); done'
+                    argv = [exe, "-c", code, "sh", str(script)]
+                best = min(_timed(argv, env) for _ in range(3))
+                per[name] = best
+            each = (per["s"] - per["empty"]) / runs * 1000
+            print(f"  {shell:5} {each:.3f} ms per activation")
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> float:
+    import time
+
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--script-runs", type=int, default=300)
+    parser.add_argument("--scripts-only", action="store_true")
+    args = parser.parse_args()
+    if not args.scripts_only:
+        try:
+            import conda  # noqa: F401
+        except ImportError:
+            print("conda is not importable with this python: skipping the import cost (use --scripts-only)")
+        else:
+            import_cost(args.runs)
+    script_cost(args.script_runs)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

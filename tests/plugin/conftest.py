@@ -1,0 +1,55 @@
+"""conda's own pytest fixtures (``conda_cli``, ``tmp_env``, the context-aware ``monkeypatch`` ...) for the
+plugin tests, only where conda imports. Imported here rather than through ``pytest_plugins``, which pytest
+refuses in a conftest below the root."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+CONDA = importlib.util.find_spec("conda") is not None
+SKIP_REASON = (
+    "conda is not importable here (it is not on PyPI, so CI has no conda); run tests/plugin with a python "
+    "that has conda installed (docs/plugin.md, 'Developing')"
+)
+
+if CONDA:
+    from conda.testing.fixtures import *  # noqa: F403 - conda's fixtures, including autouse ones
+
+    from tests.plugin.channel import build_channels
+
+    @pytest.fixture(scope="session")
+    def fake_channels(tmp_path_factory):
+        """Local file channels ``conda-forge`` and ``pytorch`` with small fake packages (built once)."""
+        return build_channels(tmp_path_factory.mktemp("channels"))
+
+    @pytest.fixture
+    def conda_home(fake_channels, tmp_path, monkeypatch):
+        """conda configured for the tests: the fake channels by name, private package cache and envs dir,
+        classic solver, no network, no cuda detection subprocess. Returns the envs dir."""
+        from conda.base.context import reset_context
+
+        from conda_torchcheck.hooks import post_solve, transaction
+
+        envs = tmp_path / "envs"
+        envs.mkdir()
+        settings = {
+            "CONDA_CHANNEL_ALIAS": fake_channels.as_uri(),
+            "CONDA_PKGS_DIRS": str(tmp_path / "pkgs"),
+            "CONDA_ENVS_DIRS": str(envs),
+            "CONDA_SOLVER": "classic",
+            "CONDA_OVERRIDE_CUDA": "",
+            "CONDA_REGISTER_ENVS": "false",
+            "CONDA_NOTIFY_OUTDATED_CONDA": "false",
+            "CONDA_ADD_PIP_AS_PYTHON_DEPENDENCY": "false",
+            "CONDA_PLUGINS_TORCHCHECK_STRICT": "false",
+            "CONDA_PLUGINS_TORCHCHECK_AUTO": "true",
+            "CONDA_PLUGINS_TORCHCHECK_ACTIVATION_HOOKS": "false",
+        }
+        for key, value in settings.items():
+            monkeypatch.setenv(key, value)
+        reset_context()
+        monkeypatch.setattr(transaction, "LOG", transaction.TransactionLog())
+        monkeypatch.setattr(post_solve, "_REPORTED", set())
+        return envs
