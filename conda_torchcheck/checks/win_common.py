@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -210,11 +209,9 @@ def owner_of(ctx: CheckContext, path: Path | None) -> str | None:
 
 
 def record_paths(record: Path) -> list[str]:
-    try:
-        with open(record, encoding="utf-8", newline="", errors="replace") as fh:
-            return [row[0] for row in csv.reader(fh) if row]
-    except OSError:
-        return []
+    from conda_torchcheck.loader.windows import read_record
+
+    return [row[0] for row in read_record(record)]
 
 
 def modules_importing(graph, name: str) -> list[tuple[Module, Dependency]]:

@@ -10,13 +10,14 @@ it did not install, which torch's preload then loads like its own.
 from __future__ import annotations
 
 import base64
-import csv
 import hashlib
+import json
 import os
+import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks.context import CheckContext
@@ -25,38 +26,50 @@ from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
 from conda_torchcheck.messages import msg
 
-HASHED = (".dll", ".pyd", ".exe", ".py")
+# hashed by default: what the loader maps (antivirus quarantine targets these). Other files: presence and size.
+HASHED = (".dll", ".pyd", ".exe")
 IMPORT_RELEVANT = (".dll", ".pyd", ".exe", ".py")
+# take no part in `import torch` (torch 2.3's wheel: 8,400 headers, 780 MB of static libraries): not checked
+NOT_CHECKED = (".h", ".hpp", ".cuh", ".inl", ".lib", ".a", ".cmake", ".pyi", ".pdb", ".exp", ".def", ".pc")
+_SMALL = 1 << 20  # hashed inline; larger files go to the thread pool
 SHOWN = 20
 
 
-@dataclass(frozen=True)
-class Entry:
-    path: Path
-    digest: str | None  # hex sha256
+class Entry(NamedTuple):
+    path: str  # a plain string: a wheel's RECORD has 10,000+ rows and Path() costs add up
+    digest: str | None  # sha256, hex (conda) or urlsafe base64 (RECORD)
     size: int | None
+    suffix: str = ""  # lower case, with the dot
 
 
 def _record_entries(dist) -> list[Entry]:
+    from conda_torchcheck.loader.windows import read_record
+
     out = []
-    try:
-        with open(dist.record_path, encoding="utf-8", newline="", errors="replace") as fh:
-            rows = list(csv.reader(fh))
-    except OSError:
-        return []
-    for row in rows:
+    site = str(dist.site)
+    for row in read_record(dist.record_path):
         if len(row) < 3 or not row[0] or not row[1]:
             continue  # RECORD itself, INSTALLER, __pycache__ entries carry no hash
         algo, _, value = row[1].partition("=")
         if algo != "sha256":
             continue
-        try:
-            digest = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).hex()
-        except (ValueError, TypeError):
+        rel = row[0]
+        suffix = rel[rel.rfind(".") :].lower() if "." in rel[rel.rfind("/") + 1 :] else ""
+        if suffix in NOT_CHECKED:
             continue
         size = int(row[2]) if row[2].isdigit() else None
-        out.append(Entry(Path(os.path.normpath(os.path.join(str(dist.site), row[0]))), digest, size))
+        # the digest is decoded only for files that get hashed (see verify)
+        out.append(Entry(os.path.join(site, rel), value, size, suffix))
     return out
+
+
+def _hex(digest: str) -> str | None:
+    if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest):
+        return digest  # conda: already hex
+    try:
+        return base64.urlsafe_b64decode(digest + "=" * (-len(digest) % 4)).hex()
+    except (ValueError, TypeError):
+        return None
 
 
 def _conda_entries(ctx: CheckContext) -> list[Entry]:
@@ -67,7 +80,8 @@ def _conda_entries(ctx: CheckContext) -> list[Entry]:
         for item in rec.paths:
             # only binaries: conda's prefix replacement changes text files after the package was built
             if item.path.lower().endswith((".dll", ".pyd")) and item.path_type in (None, "hardlink"):
-                out.append(Entry(ctx.env.prefix / item.path, item.sha256, item.size))
+                suffix = os.path.splitext(item.path)[1].lower()
+                out.append(Entry(str(ctx.env.prefix / item.path), item.sha256, item.size, suffix))
     return out
 
 
@@ -81,7 +95,65 @@ def manifest(ctx: CheckContext) -> tuple[str, list[Entry]] | None:
     return None
 
 
-def _sha256(path: Path) -> str | None:
+class HashCache:
+    """sha256 of files this tool already hashed, keyed by (size, mtime, inode): a second run hashes nothing new.
+
+    Kept in the user's cache folder, never in the env; ``CONDA_TORCHCHECK_NO_CACHE=1`` turns it off. A file that
+    antivirus or an installer rewrites gets a new modification time, so it is hashed again.
+    """
+
+    VERSION = 1
+
+    def __init__(self, location: Path | None) -> None:
+        self.location = location
+        self.entries: dict[str, list] = {}
+        self.dirty = False
+        if location is not None:
+            try:
+                data = json.loads(location.read_text(encoding="utf-8"))
+                if data.get("version") == self.VERSION and isinstance(data.get("files"), dict):
+                    self.entries = data["files"]
+            except (OSError, ValueError, AttributeError):
+                self.entries = {}
+
+    @staticmethod
+    def default_location() -> Path | None:
+        if os.environ.get("CONDA_TORCHCHECK_NO_CACHE"):
+            return None
+        base = os.environ.get("LOCALAPPDATA") if os.name == "nt" else os.environ.get("XDG_CACHE_HOME")
+        root = Path(base) if base else Path.home() / ".cache"
+        return root / "conda-torchcheck" / "hashes-v1.json"
+
+    @staticmethod
+    def _stamp(st: os.stat_result) -> list:
+        return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+    def get(self, path: str, st: os.stat_result) -> str | None:
+        hit = self.entries.get(path)
+        if hit and hit[:3] == self._stamp(st):
+            return hit[3]
+        return None
+
+    def put(self, path: str, st: os.stat_result, digest: str) -> None:
+        self.entries[path] = [*self._stamp(st), digest]
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty or self.location is None:
+            return
+        try:
+            self.location.parent.mkdir(parents=True, exist_ok=True)
+            if len(self.entries) > 20_000:  # keep it small: forget the oldest half
+                self.entries = dict(list(self.entries.items())[10_000:])
+            fd, tmp = tempfile.mkstemp(dir=self.location.parent, prefix=".hashes-", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"version": self.VERSION, "files": self.entries}, fh)
+            os.replace(tmp, self.location)
+        except OSError:
+            pass  # a read-only home: hash again next time
+
+
+def _sha256(path: str) -> str | None:
     h = hashlib.sha256()
     try:
         with open(path, "rb") as fh:
@@ -92,27 +164,44 @@ def _sha256(path: Path) -> str | None:
     return h.hexdigest()
 
 
-def verify(entries: list[Entry], *, hashes: bool) -> tuple[list[Entry], list[tuple[Entry, int]], list[Entry]]:
+def verify(
+    entries: list[Entry], *, hashes: bool, cache: HashCache | None = None
+) -> tuple[list[Entry], list[tuple[Entry, int]], list[Entry]]:
     missing: list[Entry] = []
     wrong_size: list[tuple[Entry, int]] = []
-    to_hash: list[Entry] = []
+    to_hash: list[tuple[Entry, os.stat_result]] = []
     for entry in entries:
         try:
-            size = os.stat(entry.path).st_size
+            st = os.stat(entry.path)
         except OSError:
             missing.append(entry)
             continue
-        if entry.size is not None and size != entry.size:
-            wrong_size.append((entry, size))
-        elif hashes and entry.digest and entry.path.suffix.lower() in HASHED:
-            to_hash.append(entry)
-    altered: list[Entry] = []
-    if to_hash:
+        if entry.size is not None and st.st_size != entry.size:
+            wrong_size.append((entry, st.st_size))
+        elif hashes and entry.digest and entry.suffix in HASHED:
+            to_hash.append((entry, st))
+    results: list[tuple[Entry, str | None]] = []
+    pending: list[tuple[Entry, os.stat_result]] = []
+    for entry, st in to_hash:
+        known = cache.get(entry.path, st) if cache is not None else None
+        if known is not None:
+            results.append((entry, known))
+        else:
+            pending.append((entry, st))
+    big = [p for p in pending if p[1].st_size > _SMALL]
+    small = [p for p in pending if p[1].st_size <= _SMALL]
+    computed = [(e, st, _sha256(e.path)) for e, st in small]
+    if big:
         # hashlib releases the GIL on large buffers: a few threads overlap reading and hashing
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            for entry, digest in zip(to_hash, pool.map(lambda e: _sha256(e.path), to_hash)):
-                if digest is not None and digest != entry.digest:
-                    altered.append(entry)
+            computed.extend((e, st, d) for (e, st), d in zip(big, pool.map(lambda p: _sha256(p[0].path), big)))
+    for entry, st, digest in computed:
+        results.append((entry, digest))
+        if digest is not None and cache is not None:
+            cache.put(entry.path, st, digest)
+    altered = [e for e, digest in results if digest is not None and digest != _hex(e.digest or "")]
+    if cache is not None:
+        cache.save()
     return missing, wrong_size, altered
 
 
@@ -124,19 +213,22 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     if found is None:
         return
     name, entries = found
-    missing, wrong_size, altered = verify(entries, hashes=ctx.options.verify_hashes)
+    cache = HashCache(HashCache.default_location()) if ctx.options.verify_hashes else None
+    missing, wrong_size, altered = verify(entries, hashes=ctx.options.verify_hashes, cache=cache)
     count = len(missing) + len(wrong_size) + len(altered)
     if count:
-        relevant = [e.path for e in missing + altered + [w[0] for w in wrong_size]]
-        severity = Severity.ERROR if any(p.suffix.lower() in IMPORT_RELEVANT for p in relevant) else Severity.WARNING
+        relevant = missing + altered + [w[0] for w in wrong_size]
+        severity = Severity.ERROR if any(e.suffix in IMPORT_RELEVANT for e in relevant) else Severity.WARNING
         evidence: dict[str, object] = {"manifest": name, "checked": len(entries)}
         if missing:
-            evidence["missing"] = [str(e.path) for e in missing[:SHOWN]] + _more(missing)
+            evidence["missing"] = [os.path.normpath(e.path) for e in missing[:SHOWN]] + _more(missing)
         if wrong_size:
-            evidence["wrong_size"] = [f"{e.path}: {have} bytes, expected {e.size}" for e, have in wrong_size[:SHOWN]]
+            evidence["wrong_size"] = [
+                f"{os.path.normpath(e.path)}: {have} bytes, expected {e.size}" for e, have in wrong_size[:SHOWN]
+            ]
             evidence["wrong_size"] += _more(wrong_size)  # type: ignore[operator]
         if altered:
-            evidence["wrong_content"] = [str(e.path) for e in altered[:SHOWN]] + _more(altered)
+            evidence["wrong_content"] = [os.path.normpath(e.path) for e in altered[:SHOWN]] + _more(altered)
         if not ctx.options.verify_hashes:
             evidence["hashes"] = "not checked (--no-hashes)"
         fixes = reinstall_fixes(ctx)
@@ -167,7 +259,7 @@ def _stale(ctx: CheckContext, name: str, entries: list[Entry]) -> Iterator[Findi
     lib = fs.find_child(t.package_dir, "lib") if t.package_dir is not None else None
     if lib is None:
         return
-    listed = {os.path.normcase(os.path.normpath(str(e.path))) for e in entries}
+    listed = {os.path.normcase(os.path.normpath(e.path)) for e in entries if e.suffix == ".dll"}
     if t.source == "conda":
         # a conda torch's torch\lib holds only .lib files: any DLL there that no conda package owns is foreign
         for rec in ctx.env.conda_records:

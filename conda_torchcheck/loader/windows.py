@@ -55,6 +55,9 @@ STEP_PATH = "path"
 #: found_by.step of a resolution that depends on a place this tool could not examine
 STEP_UNEXAMINED = "unexamined"
 
+#: places whose DLLs belong to Windows: not expanded, not symbol-checked, not architecture-checked
+SYSTEM_STEPS = frozenset({STEP_SYSTEM32, STEP_SYSTEM16, STEP_WINDOWS, STEP_KNOWN_DLL})
+
 ERROR_MOD_NOT_FOUND = 126
 ERROR_PROC_NOT_FOUND = 127
 ERROR_BAD_EXE_FORMAT = 193
@@ -830,7 +833,11 @@ class _Simulation:
                 provider = found.resolution.path
                 if found.path is not None and provider is not None:
                     attempt.found_how.setdefault(provider.name.lower(), found.resolution.found_by)
-                    self.load(provider, attempt, [*chain, provider])
+                    if found.resolution.found_by.step in SYSTEM_STEPS:
+                        # a DLL of Windows itself: mapped, but its own imports are the OS's business
+                        attempt.pending[provider.name.lower()] = provider
+                    else:
+                        self.load(provider, attempt, [*chain, provider])
                 if provider is not None:
                     missing = self._check_symbols(path, imported, provider, attempt, chain)
                     if missing:
@@ -1029,21 +1036,36 @@ class _Simulation:
 # ----------------------------------------------------------------------------------------------- torch
 
 
+def read_record(path: Path) -> tuple[tuple[str, ...], ...]:
+    """The rows of a wheel's RECORD, parsed once per file version (the loader and the file check both need it)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return _read_record(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_record(path: str, _mtime: int, _size: int) -> tuple[tuple[str, ...], ...]:
+    import csv
+
+    try:
+        with open(path, encoding="utf-8", newline="", errors="replace") as fh:
+            return tuple(tuple(row) for row in csv.reader(fh) if row)
+    except OSError:
+        return ()
+
+
 def _own_paths(torch_info, env) -> set[str]:
     """The binaries that belong to the installed torch build (its wheel RECORD or its conda packages)."""
     own: set[str] = set()
     dist = torch_info.dist
     if torch_info.source != "conda" and dist is not None and dist.has_record:
         # the wheel's RECORD: a DLL it does not list (a leftover, a hand-copied file) is not part of this build
-        import csv
-
-        try:
-            with open(dist.record_path, encoding="utf-8", newline="", errors="replace") as fh:
-                for row in csv.reader(fh):
-                    if row and row[0].lower().endswith((".dll", ".pyd")):
-                        own.add(os.path.normcase(os.path.normpath(os.path.join(str(dist.site), row[0]))))
-        except OSError:
-            pass
+        site = str(dist.site)
+        for row in read_record(dist.record_path):
+            if row[0].lower().endswith((".dll", ".pyd")):
+                own.add(os.path.normcase(os.path.normpath(os.path.join(site, row[0]))))
     elif torch_info.package_dir is not None:
         for folder in (torch_info.package_dir, torch_info.package_dir / "lib", torch_info.package_dir / "bin"):
             for name, entry in fs.listing(folder).items():

@@ -194,3 +194,49 @@ def test_real_file_versions_and_exports():
     assert read_pe(wl.openmp_dll()).file_version == "5.0.2021.804"
     x86 = read_pe(wl.openmp_dll("intel-openmp-2021.4-win32"))
     assert (x86.arch, x86.bits) == ("x86", 32)
+
+
+# ---------------------------------------------------------------------------------- pefile as the reference
+
+
+def _pefile_view(path: Path):
+    import pefile
+
+    pe = pefile.PE(str(path), fast_load=True)
+    pe.parse_data_directories(
+        directories=[
+            pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"],
+            pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT"],
+        ],
+        import_dllnames_only=True,
+    )
+    normal = [e.dll.decode() for e in getattr(pe, "DIRECTORY_ENTRY_IMPORT", [])]
+    delay = [e.dll.decode() for e in getattr(pe, "DIRECTORY_ENTRY_DELAY_IMPORT", [])]
+    view = (
+        pe.FILE_HEADER.Machine,
+        64 if pe.OPTIONAL_HEADER.Magic == 0x20B else 32,
+        (pe.OPTIONAL_HEADER.MajorLinkerVersion, pe.OPTIONAL_HEADER.MinorLinkerVersion),
+        normal,
+        delay,
+    )
+    pe.close()
+    return view
+
+
+def _own_view(path: Path):
+    info = read_pe(path)
+    return (info.machine, info.bits, info.linker_version, names(info, delay=False), names(info, delay=True))
+
+
+def test_headers_and_import_lists_match_pefile_on_fixtures():
+    for path in sorted(FX.rglob("*.dll")):
+        assert _own_view(path) == _pefile_view(path), path
+
+
+@pytest.mark.realdata
+def test_headers_and_import_lists_match_pefile_on_real_dlls():
+    paths = sorted((wl.torch_root("2.15.0") / "torch" / "lib").glob("*.dll"))
+    paths += list(wl.runtime_dlls("msvc-runtime-14.44").values())[:6]
+    paths += [wl.openmp_dll("intel-openmp-2021.4-win32")]
+    for path in paths:
+        assert _own_view(path) == _pefile_view(path), path

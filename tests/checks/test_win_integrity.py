@@ -89,3 +89,42 @@ def test_conda_manifest(tmp_path):
     assert f.id == "TC308"
     assert f.evidence["manifest"].startswith("conda-meta/pytorch-2.5.1-")
     assert f.fixes[0].kind == "conda" and "--force-reinstall pytorch libtorch" in f.fixes[0].commands[0]
+
+
+def test_hash_cache_skips_unchanged_files_and_rehashes_changed_ones(tmp_path, monkeypatch):
+    import base64
+    import hashlib
+    import os
+
+    data = b"\x4d\x5a" + b"x" * 5000
+    target = tmp_path / "lib" / "a.dll"
+    target.parent.mkdir()
+    target.write_bytes(data)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    entries = [win_integrity.Entry(str(target), digest, len(data), ".dll")]
+    calls = []
+    real = win_integrity._sha256
+    monkeypatch.setattr(win_integrity, "_sha256", lambda p: calls.append(p) or real(p))
+    location = tmp_path / "cache" / "hashes.json"
+    assert win_integrity.verify(entries, hashes=True, cache=win_integrity.HashCache(location)) == ([], [], [])
+    assert win_integrity.verify(entries, hashes=True, cache=win_integrity.HashCache(location)) == ([], [], [])
+    assert len(calls) == 1  # the second run used the cache
+    target.write_bytes(b"\x4d\x5a" + b"y" * 5000)  # same size, new content and modification time
+    os.utime(target, ns=(1, 1))
+    missing, wrong_size, altered = win_integrity.verify(entries, hashes=True, cache=win_integrity.HashCache(location))
+    assert [e.path for e in altered] == [str(target)] and len(calls) == 2
+
+
+def test_hash_cache_location_and_opt_out(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CONDA_TORCHCHECK_NO_CACHE", raising=False)
+    if os_name() != "nt":
+        assert win_integrity.HashCache.default_location() == tmp_path / "xdg" / "conda-torchcheck" / "hashes-v1.json"
+    monkeypatch.setenv("CONDA_TORCHCHECK_NO_CACHE", "1")
+    assert win_integrity.HashCache.default_location() is None
+
+
+def os_name() -> str:
+    import os
+
+    return os.name
