@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import struct
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,6 +165,8 @@ def read_host_cache(arch: str, path: Path = CACHE_FILE) -> LdCache:
 
 
 def _ldconfig_fallback(arch: str, problem: str) -> LdCache:
+    import subprocess  # only on this rare path: keeps the CLI's start-up lean
+
     for exe in ("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"):
         try:
             out = subprocess.run([exe, "-p"], capture_output=True, text=True, timeout=10, check=False)
@@ -199,7 +200,7 @@ def system_layout(
     second (64-bit)."""
     triplet = MULTIARCH.get(arch)
     platform = {"x86": "i686", "ppc64": "powerpc64le"}.get(arch, arch)
-    if triplet and (root / "lib" / triplet).is_dir() or triplet and (root / "usr" / "lib" / triplet).is_dir():
+    if triplet and ((root / "lib" / triplet).is_dir() or (root / "usr" / "lib" / triplet).is_dir()):
         dirs = (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib", "/usr/lib")
         lib = f"lib/{triplet}"
         multiarch = True

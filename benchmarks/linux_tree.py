@@ -1,0 +1,124 @@
+"""Side by side on torch's ``_C`` extension module: ldd, libtree, lddtree and conda-torchcheck.
+
+    python benchmarks/linux_tree.py                       # torch 2.13.0+cpu from the test-data cache
+    python benchmarks/linux_tree.py --file /path/_C.cpython-311-x86_64-linux-gnu.so --rounds 15
+    python benchmarks/linux_tree.py --snapshot            # run our CLI from a `git archive HEAD` copy, so that
+                                                          # edits in the working tree do not force recompiles
+
+Peers (not needed by CI): ``apt-get install -y pax-utils libtree``; lddtree needs Debian's /usr/bin/python3
+with python3-pyelftools. Every command runs ``--rounds`` times, interleaved; the table shows the fastest and the
+median wall time, and the in-process section times the loader model alone (graph + symbol-version checks,
+then the full undefined-symbol pass) with cold caches each round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def default_file() -> tuple[Path, Path]:
+    """(the _C module, an env prefix holding it) laid out from the cached real wheel."""
+    from tests.envbuilder import EnvBuilder
+    from tests.loader.linux_layouts import install_real_torch
+
+    base = Path(tempfile.mkdtemp(prefix="tc-bench-"))
+    builder = EnvBuilder(base / "venv", layout="venv")
+    pkg = install_real_torch(builder)
+    return next(pkg.glob("_C.cpython-311-*.so")), builder.prefix
+
+
+def snapshot() -> Path:
+    target = Path(tempfile.mkdtemp(prefix="tc-snapshot-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(target / "conda_torchcheck")], check=True)
+    return target
+
+
+def wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - start
+
+
+def in_process(file: Path, rounds: int) -> tuple[list[float], list[float]]:
+    from conda_torchcheck.inventory.model import HostFacts
+    from conda_torchcheck.loader import linux
+
+    graph_times, symbol_times = [], []
+    ctx = SimpleNamespace(env=None, host=HostFacts(live=True, environ={}))
+    for _ in range(rounds):
+        start = time.perf_counter()
+        load = linux.load_file(ctx, file)
+        graph_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        linux.check_symbols(load)
+        symbol_times.append(time.perf_counter() - start)
+    return graph_times, symbol_times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--file", type=Path, help="the ELF file (default: torch 2.13.0+cpu _C module)")
+    parser.add_argument("--prefix", type=Path, help="the env passed to `conda-torchcheck tree -p`")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--snapshot", action="store_true", help="run our CLI from a git archive of HEAD")
+    args = parser.parse_args(argv)
+    if args.file is None:
+        args.file, prefix = default_file()
+        args.prefix = args.prefix or prefix
+    prefix = args.prefix or Path(sys.prefix)
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    ours_env = dict(env)
+    if args.snapshot:
+        ours_env["PYTHONPATH"] = str(snapshot())
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {}
+    if shutil.which("ldd"):
+        commands["ldd"] = (["ldd", str(args.file)], env)
+    if shutil.which("libtree"):
+        commands["libtree"] = (["libtree", str(args.file)], env)
+    if shutil.which("lddtree") and Path("/usr/bin/python3").exists():
+        commands["lddtree"] = (["/usr/bin/python3", shutil.which("lddtree"), str(args.file)], env)
+    commands["conda-torchcheck tree"] = (
+        [sys.executable, "-m", "conda_torchcheck", "tree", "-p", str(prefix), str(args.file)],
+        ours_env,
+    )
+    for cmd, e in commands.values():  # warm the page cache and the bytecode caches
+        wall(cmd, e)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(args.rounds):
+        for name, (cmd, e) in commands.items():
+            times[name].append(wall(cmd, e))
+    print(f"file: {args.file} ({args.file.stat().st_size:,} bytes), {args.rounds} rounds, load {os.getloadavg()}")
+    print(f"{'command':28} {'fastest':>9} {'median':>9}")
+    for name, values in times.items():
+        print(f"{name:28} {min(values) * 1000:8.1f}ms {statistics.median(values) * 1000:8.1f}ms")
+    if "lddtree" in times:
+        ours = times["conda-torchcheck tree"]
+        print(
+            f"lddtree / conda-torchcheck: fastest {min(times['lddtree']) / min(ours):.2f}x, "
+            f"median {statistics.median(times['lddtree']) / statistics.median(ours):.2f}x"
+        )
+    graph, symbols = in_process(args.file, args.rounds)
+    print(
+        f"in-process: graph + version checks {min(graph) * 1000:.1f}ms (median {statistics.median(graph) * 1000:.1f}), "
+        f"undefined-symbol pass {min(symbols) * 1000:.1f}ms (median {statistics.median(symbols) * 1000:.1f})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
