@@ -214,3 +214,49 @@ def test_relative_search_dirs_are_relative_to_the_working_directory(tmp_path):
     os.symlink(P / "b", tmp_path / "bdir")
     load = linux.load_file(file_ctx(llp="bdir", cwd=tmp_path), P / "librunp.so")
     assert found(load.graph, "libdep.so.1").resolution.path == tmp_path / "bdir" / "libdep.so.1"
+
+
+def test_torch_preloads_cuda_libraries_from_site_packages_when_global_deps_fail(make_env):
+    """libtorch_global_deps.so needs libnccl.so.2, which only site-packages/nvidia/nccl/lib has: the first
+    dlopen fails, torch preloads the wheel's copy by full path, and the retry finds it already loaded."""
+    from tests.loader.linux_layouts import context, minitorch_env
+
+    builder = make_env(layout="venv")
+    pkg = minitorch_env(builder)
+    (pkg / "lib" / "libtorch_global_deps.so").write_bytes(
+        (FIX / "minitorch" / "cuda" / "libtorch_global_deps.so").read_bytes()
+    )
+    (pkg / "__init__.py").write_text(
+        "def _preload_cuda_deps(err=None):\n    cuda_libs = [\n        ('nccl', 'libnccl.so.*[0-9]'),\n    ]\n\n"
+        "def _load_global_deps():\n    pass\n"
+    )
+    ctx = context(builder.prefix)
+    load = linux.torch_load(ctx)
+    assert load.first_error is None
+    nccl = builder.site_packages / "nvidia" / "nccl" / "lib" / "libnccl.so.2"
+    assert load.preloaded == [nccl]
+    labels = [s.label for s in load.steps]
+    assert labels[1] == linux.GROUP_GLOBAL_DEPS and labels[-2] == linux.GROUP_GLOBAL_DEPS + " (retry)"
+    assert load.steps[1].failed and not load.steps[-2].failed
+    dep = next(
+        d for d in load.graph.module(pkg / "lib" / "libtorch_global_deps.so").dependencies if d.name == "libnccl.so.2"
+    )
+    assert dep.resolution.found_by.step == "already-loaded" and dep.resolution.path == nccl
+    assert any("preloads the CUDA libraries" in n for n in load.graph.notes)
+    # without the wheel's file torch raises its own error
+    nccl.unlink()
+    load = linux.simulate_torch_import(context(builder.prefix))
+    assert load.first_error == "libnccl.so.*[0-9] not found in the system path"
+
+
+@pytest.mark.realdata
+def test_torch_load_plan_of_the_real_2_13_init(tmp_path):
+    from tests.loader.linux_layouts import torch_root
+
+    pytest.importorskip("tests.realdata")
+    plan = linux.torch_load_plan(torch_root() / "torch", "311")
+    assert plan.cuda_libs[:2] == (("cublas", "libcublasLt.so.*[0-9]"), ("cublas", "libcublas.so.*[0-9]"))
+    assert len(plan.cuda_libs) == 16 and plan.optional_cuda_libs == (("nvtx", "libnvToolsExt.so.*[0-9]"),)
+    assert plan.proactive_preload and plan.cuda_major_dir
+    assert plan.c_module.name == "_C.cpython-311-x86_64-linux-gnu.so"
+    assert plan.global_deps.name == "libtorch_global_deps.so"
