@@ -26,13 +26,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 PROBE = r"""
-import json, sys, time
-import conda.base.context, conda.plugins, conda.plugins.types
+import argparse, json, sys, time
+import conda.base.context, conda.plugins, conda.plugins.types, conda.cli.helpers
 before = set(sys.modules)
 t0 = time.perf_counter()
 import conda_torchcheck.plugin
 t1 = time.perf_counter()
-print(json.dumps({"ms": (t1 - t0) * 1000, "new": sorted(set(sys.modules) - before)}))
+new = sorted(set(sys.modules) - before)
+# conda builds every plugin subcommand's parser on every command (conda list, conda install ...)
+parser = argparse.ArgumentParser(add_help=False)
+t2 = time.perf_counter()
+conda_torchcheck.plugin._configure_parser(parser)
+t3 = time.perf_counter()
+print(json.dumps({"ms": (t1 - t0) * 1000, "parser_ms": (t3 - t2) * 1000, "new": new}))
 """
 
 
@@ -48,11 +54,12 @@ def import_cost(runs: int) -> None:
 
 def _import_cost(runs: int, env: dict[str, str], label: str) -> None:
     subprocess.run([sys.executable, "-c", PROBE], capture_output=True, check=True, env=env)  # warm the cache
-    samples, new = [], None
+    samples, parser_ms, new = [], [], None
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, env=env)
         doc = json.loads(out.stdout)
         samples.append(doc["ms"])
+        parser_ms.append(doc["parser_ms"])
         new = doc["new"]
     importtime = subprocess.run(
         [
@@ -76,6 +83,10 @@ def _import_cost(runs: int, env: dict[str, str], label: str) -> None:
     print(f"  median {statistics.median(samples):.3f} ms   min {min(samples):.3f} ms   max {max(samples):.3f} ms")
     print(f"  -X importtime self time: {', '.join(f'{k} {v} us' for k, v in self_us.items())}")
     print(f"  modules added: {new}")
+    print(
+        f"  building the `conda torchcheck` parser (every conda command): median {statistics.median(parser_ms):.3f}"
+        f" ms, min {min(parser_ms):.3f} ms"
+    )
 
 
 def script_cost(runs: int) -> None:
@@ -121,6 +132,54 @@ def script_cost(runs: int) -> None:
             print(f"  {shell:5} {each:.3f} ms per activation")
 
 
+def post_command_cost(runs: int) -> None:
+    """The post-command's engine run (``check`` without hashing) on envs holding real torch wheels' binaries
+    (from the test-data cache: run the realdata tests once to fill it)."""
+    import time
+
+    from conda_torchcheck.hooks.activation import install as activation
+    from conda_torchcheck.hooks.post_command import check_prefix
+    from tests import realdata
+    from tests.envbuilder import EnvBuilder
+
+    cases = {
+        "win-64 conda env, pip torch 2.3.0": ("torch-2.3.0-win", "windows"),
+        "linux-64 conda env, pip torch 2.13.0+cpu": ("torch-2.13.0-linux-cpu", "linux"),
+    }
+    for label, (key, os_name) in cases.items():
+        cached = sorted((realdata.CACHE / "extracted").glob(key + "-*"))
+        cached = [c for c in cached if (c / ".complete").exists() and (c / "torch").is_dir()]
+        if not cached:
+            print(f"  {label}: not in the test-data cache ({realdata.CACHE}), skipped")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            b = EnvBuilder(Path(tmp) / "env", os=os_name, layout="conda")
+            src = cached[-1]
+            version = key.split("-")[1]
+            pkg = b.torch_package(version)
+            for path in (src / "torch").rglob("*"):
+                if path.is_file():
+                    target = pkg / path.relative_to(src / "torch")
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if not target.exists():
+                        target.symlink_to(path)
+            for info in src.glob("torch-*.dist-info"):
+                (b.site_packages / info.name).symlink_to(info, target_is_directory=True)
+            samples = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                findings, installed = check_prefix(str(b.prefix))
+                samples.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            activation.install(b.prefix)
+            install_s = time.perf_counter() - t0
+            ids = sorted({f.id for f in findings})
+            print(
+                f"  {label}: check median {statistics.median(samples) * 1000:.0f} ms (min "
+                f"{min(samples) * 1000:.0f}); findings {ids}; hooks install {install_s * 1000:.0f} ms"
+            )
+
+
 def _timed(argv: list[str], env: dict[str, str]) -> float:
     import time
 
@@ -134,6 +193,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--script-runs", type=int, default=300)
     parser.add_argument("--scripts-only", action="store_true")
+    parser.add_argument("--check-runs", type=int, default=3)
     args = parser.parse_args()
     if not args.scripts_only:
         try:
@@ -143,6 +203,9 @@ def main() -> None:
         else:
             import_cost(args.runs)
     script_cost(args.script_runs)
+    if not args.scripts_only:
+        print(f"post-command engine run (no hashing), {args.check_runs} runs")
+        post_command_cost(args.check_runs)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
 
 

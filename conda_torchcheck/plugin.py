@@ -36,16 +36,31 @@ def conda_subcommands():
     )
 
 
-def _post_command(command):
-    from conda_torchcheck.hooks.post_command import post_command
+def _unavailable(what, exc):
+    """One line on stderr instead of an exception: the user's conda command must not fail because of us."""
+    import sys
 
-    post_command(command)
+    try:
+        print(f"{PLUGIN}: {what} unavailable ({type(exc).__name__}: {exc})", file=sys.stderr)
+    except Exception:
+        pass
+
+
+def _post_command(command):
+    try:
+        from conda_torchcheck.hooks.post_command import post_command
+    except Exception as exc:
+        _unavailable("the torch check after this command is", exc)
+        return
+    post_command(command)  # never raises
 
 
 def _pre_command(command):
-    from conda_torchcheck.hooks.post_command import pre_command
-
-    pre_command(command)
+    try:
+        from conda_torchcheck.hooks.post_command import pre_command
+    except Exception:
+        return  # the post-command reports the same problem
+    pre_command(command)  # never raises
 
 
 @hookimpl
@@ -60,9 +75,12 @@ def conda_post_commands():
 
 
 def _post_solve(repodata_fn, unlink_precs, link_precs):
-    from conda_torchcheck.hooks.post_solve import post_solve
-
-    post_solve(repodata_fn, unlink_precs, link_precs)
+    try:
+        from conda_torchcheck.hooks.post_solve import post_solve
+    except Exception as exc:
+        _unavailable("the transaction check is", exc)
+        return
+    post_solve(repodata_fn, unlink_precs, link_precs)  # raises only to refuse under torchcheck_strict
 
 
 @hookimpl
@@ -76,9 +94,14 @@ def conda_post_transaction_actions():
     action_type = getattr(plugin_types, "CondaPostTransactionAction", None)
     if action_type is None:
         return
-    from conda_torchcheck.hooks.transaction import recorder_action_class
+    try:
+        from conda_torchcheck.hooks.transaction import recorder_action_class
 
-    yield action_type(name=f"{PLUGIN}-record", action=recorder_action_class())
+        action = recorder_action_class()
+    except Exception as exc:  # a failing hook would fail every transaction
+        _unavailable("transaction recording is", exc)
+        return
+    yield action_type(name=f"{PLUGIN}-record", action=action)
 
 
 def _health_check(prefix, verbose):
@@ -97,8 +120,11 @@ def _health_fix(prefix, args, confirm):
 def conda_health_checks():
     from dataclasses import fields
 
-    from conda_torchcheck.hooks.health import CHECK_NAME, FIX_SUMMARY, SUMMARY
-
+    try:
+        from conda_torchcheck.hooks.health import CHECK_NAME, FIX_SUMMARY, SUMMARY
+    except Exception as exc:
+        _unavailable("the conda doctor torch check is", exc)
+        return
     accepted = {f.name for f in fields(plugin_types.CondaHealthCheck)}
     extra = {"fixer": _health_fix, "summary": SUMMARY, "fix": FIX_SUMMARY}  # fixers: conda >= 26.1
     yield plugin_types.CondaHealthCheck(
@@ -110,7 +136,11 @@ def conda_health_checks():
 def conda_settings():
     from conda.common.configuration import PrimitiveParameter
 
-    from conda_torchcheck.hooks.settings import SETTINGS
+    try:
+        from conda_torchcheck.hooks.settings import SETTINGS
+    except Exception as exc:
+        _unavailable("the torchcheck_* settings are", exc)
+        return
 
     for spec in SETTINGS:
         yield plugin_types.CondaSetting(
@@ -149,7 +179,5 @@ def _envspec_hooks(name):
     else:
         error = None
     if error is not None:
-        import sys
-
-        print(f"{PLUGIN}: environment.yml integration unavailable ({type(error).__name__}: {error})", file=sys.stderr)
+        _unavailable("the environment.yml integration is", error)
     yield from items

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 from collections.abc import Iterator
 from types import ModuleType
@@ -24,14 +25,30 @@ NO_TARGET = frozenset({"explain", "list-checks"})
 def verb_modules() -> Iterator[tuple[str, ModuleType]]:
     from conda_torchcheck.cli import VERBS
 
-    for verb, module_name in VERBS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # verb not written yet on this branch
-                continue
-            raise
-        yield verb, module
+    for verb in VERBS:
+        module = verb_module(verb)
+        if module is not None:
+            yield verb, module
+
+
+def verb_module(verb: str) -> ModuleType | None:
+    """The module of ``verb``, or None when that verb is not written yet on this branch."""
+    from conda_torchcheck.cli import VERBS
+
+    module_name = VERBS[verb]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+
+
+def available_verbs() -> list[str]:
+    """Verb names whose module exists, found without importing them."""
+    from conda_torchcheck.cli import VERBS
+
+    return [verb for verb, name in VERBS.items() if importlib.util.find_spec(name) is not None]
 
 
 def _has_option(parser: argparse.ArgumentParser, option: str) -> bool:
@@ -50,20 +67,47 @@ def _add_conda_options(parser: argparse.ArgumentParser, *, target: bool) -> None
     parser.set_defaults(_torchcheck_target=target)
 
 
+def configure_verb(verb: str, parser: argparse.ArgumentParser) -> None:
+    module = verb_module(verb)
+    if module is None or getattr(parser, "_torchcheck_configured", False):
+        return
+    parser.description = module.HELP
+    module.configure_parser(parser, conda=True)
+    _add_conda_options(parser, target=verb not in NO_TARGET)
+    parser.set_defaults(_torchcheck_verb=verb)
+    parser._torchcheck_configured = True  # type: ignore[attr-defined]
+
+
+class LazyVerbs(argparse._SubParsersAction):
+    """Sub-parsers filled in only when used: conda builds every plugin's parser on every command (``conda
+    list`` too), so a verb's module is imported and its options added only when that verb is parsed, and its
+    help line only when ``conda torchcheck --help`` is printed."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values:
+            chosen = self._name_parser_map.get(values[0])
+            if chosen is not None:
+                configure_verb(values[0], chosen)
+        super().__call__(parser, namespace, values, option_string)
+
+    def _get_subactions(self):
+        for action in self._choices_actions:
+            if action.help is None:
+                module = verb_module(action.dest)
+                action.help = module.HELP if module is not None else ""
+        return super()._get_subactions()
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> None:
-    modules = dict(verb_modules())
-    default = modules.get("check")
+    default = verb_module("check")
     if default is not None:
         default.configure_parser(parser, conda=True)
     _add_conda_options(parser, target=True)
     parser.set_defaults(_torchcheck_verb="check")
-    sub = parser.add_subparsers(dest="_torchcheck_subverb", metavar="VERB")
+    sub = parser.add_subparsers(dest="_torchcheck_subverb", metavar="VERB", action=LazyVerbs)
     sub.required = False
-    for verb, module in modules.items():
-        verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
-        module.configure_parser(verb_parser, conda=True)
-        _add_conda_options(verb_parser, target=verb not in NO_TARGET)
-        verb_parser.set_defaults(_torchcheck_verb=verb)
+    for verb in available_verbs():
+        sub.add_parser(verb, help=None)
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -73,7 +117,7 @@ def execute(args: argparse.Namespace) -> int:
     from conda_torchcheck.cli.main import run_verb
 
     verb = getattr(args, "_torchcheck_subverb", None) or getattr(args, "_torchcheck_verb", "check")
-    module = dict(verb_modules())[verb]
+    module = verb_module(verb)
     args.json = bool(context.json)
     args.verbose = max(int(getattr(args, "verbose", 0) or 0), int(context.verbosity or 0))
 

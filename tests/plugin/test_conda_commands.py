@@ -169,6 +169,23 @@ def test_failing_checks_never_fail_the_users_command(conda_cli, conda_home, monk
         assert "conda-torchcheck" not in out
 
 
+@pytest.mark.parametrize(
+    "module,line",
+    [
+        ("conda_torchcheck.hooks.post_command", "the torch check after this command is unavailable"),
+        ("conda_torchcheck.hooks.post_solve", "the transaction check is unavailable"),
+    ],
+)
+def test_a_hook_module_that_fails_to_import_costs_one_line(conda_cli, conda_home, monkeypatch, module, line):
+    import sys
+
+    monkeypatch.setitem(sys.modules, module, None)  # `from module import x` now raises ImportError
+    out, err, rc = conda_cli("create", "-p", conda_home / "noimport", *CHANNELS, "-y", "--json", *BROKEN)
+    assert rc == 0 and one_json_document(out)["success"] is True
+    hits = [x for x in err.splitlines() if line in x]
+    assert len(hits) == 1 and hits[0].startswith(f"conda-torchcheck: {line} (ModuleNotFoundError: ")
+
+
 def test_failing_doctor_check_prints_one_line(conda_cli, conda_home, monkeypatch):
     from conda_torchcheck.hooks import health
 

@@ -40,4 +40,5 @@ def test_a_broken_integration_does_not_break_conda(monkeypatch, capsys):
 
     monkeypatch.setattr(integration, "environment_exporters", broken)
     assert list(plugin.conda_environment_exporters()) == []
-    assert "environment.yml integration unavailable (RuntimeError: bug in the integration)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the environment.yml integration is unavailable (RuntimeError: bug in the integration)" in err

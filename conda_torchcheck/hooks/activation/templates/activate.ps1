@@ -21,8 +21,11 @@
         (Join-Path $ctcPrefix 'bin')
     )
     # TC801: folders before this env's folders on PATH: another env, a python.exe, DLLs torch needs
-    $ctcReached = $false
-    foreach ($ctcEntry in ([string]$env:PATH).Split(';')) {
+    # a prefix holding a semicolon cannot be one PATH entry: no PATH check then
+    $ctcReached = $ctcPrefix.Contains(';')
+    $ctcEntries = @()
+    if (-not $ctcReached) { $ctcEntries = ([string]$env:PATH).Split(';') }
+    foreach ($ctcEntry in $ctcEntries) {
         $ctcD = $ctcEntry.Trim().Trim('"')
         if ($ctcD.Length -gt 3) { $ctcD = $ctcD.TrimEnd('\', '/') }
         if (-not $ctcD) { continue }
