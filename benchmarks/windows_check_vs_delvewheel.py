@@ -54,18 +54,30 @@ def layout(base: Path) -> tuple[Path, Path, Path]:
 
 
 def measure(cmd: list[str], env: dict[str, str], runs: int) -> dict[str, float]:
+    """Wall, CPU and peak RSS of ``cmd``; RSS through GNU time when present (a forked child's ``ru_maxrss`` starts
+    from the parent's size before exec, which would hide small figures)."""
+    gnu_time = shutil.which("time") if Path("/usr/bin/time").exists() else None
     walls, cpus, rss = [], [], []
-    for i in range(runs + 1):
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        if i == 0:
-            code = os.waitstatus_to_exitcode(status)
-            continue  # warm-up (page cache, bytecode, hash cache)
-        walls.append(wall)
-        cpus.append(usage.ru_utime + usage.ru_stime)
-        rss.append(usage.ru_maxrss / 1024)  # KiB -> MiB on Linux
+    code = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "time.txt"
+        for i in range(runs + 1):
+            full = [gnu_time or "/usr/bin/time", "-o", str(report), "-f", "%M %U %S", *cmd] if gnu_time else cmd
+            start = time.perf_counter()
+            proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            _pid, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+            if i == 0:
+                code = os.waitstatus_to_exitcode(status)
+                continue  # warm-up (page cache, bytecode, hash cache)
+            walls.append(wall)
+            if gnu_time:
+                kb, user, system = report.read_text().split()[-3:]
+                rss.append(int(kb) / 1024)
+                cpus.append(float(user) + float(system))
+            else:
+                cpus.append(usage.ru_utime + usage.ru_stime)
+                rss.append(usage.ru_maxrss / 1024)
     return {
         "wall_min": min(walls),
         "wall_median": statistics.median(walls),

@@ -1,10 +1,11 @@
 """TC308 torch's files against their manifest, TC309 DLLs in torch\\lib that the manifest does not list.
 
-The manifest is pip's RECORD (path, sha256, size) or conda's conda-meta paths_data. Every listed file is checked
-for presence and size; binaries and Python files are also hashed (``--no-hashes`` skips that). Static libraries
-and headers (torch 2.3 ships 780 MB of .lib files) take no part in ``import torch`` and are checked by size only.
-Antivirus quarantine removes or empties DLLs; interrupted installs leave them short; pip leaves behind every file
-it did not install, which torch's preload then loads like its own.
+The manifest is pip's RECORD (path, sha256, size) or conda's conda-meta paths_data. Listed files are checked for
+presence and size; DLLs, .pyd and .exe files also by sha256 (``--no-hashes`` skips that; unchanged files are not
+hashed twice, see :class:`HashCache`). Headers, static libraries and CMake files (torch 2.3 ships 8,400 headers and
+780 MB of .lib files) take no part in ``import torch`` and are not checked. Antivirus quarantine removes or empties
+DLLs; interrupted installs leave them short; pip leaves behind every file it did not install, which torch's
+preload then loads like its own.
 """
 
 from __future__ import annotations

@@ -125,3 +125,37 @@ def test_system_unknown_makes_runtime_a_host_question_not_a_miss(tmp_path):
     c10 = graph.module(builder.site_packages / "torch" / "lib" / "c10.dll")
     msvcp = next(d for d in c10.dependencies if d.name == "MSVCP140.dll")
     assert msvcp.resolution.assumed and msvcp.resolution.found_by.step == "unexamined"
+
+
+def test_conda_layout_with_real_dlls_in_library_bin(tmp_path):
+    """conda-forge / defaults torch: DLLs in <prefix>\\Library\\bin, only .lib files in torch\\lib."""
+    import json
+
+    b = wl.windows_env(tmp_path)
+    root = wl.torch_root("2.15.0")
+    record = b.conda_pytorch("2.15.0", "cpu_mkl_py311_h0000000_100")
+    pkg = b.site_packages / "torch"
+    wl.link_or_copy(next((root / "torch").glob("_C.*.pyd")), pkg / "_C.cp311-win_amd64.pyd")
+    (pkg / "lib").mkdir(exist_ok=True)
+    (pkg / "lib" / "c10.lib").write_bytes(b"!<arch>\n")
+    bin_dir = b.prefix / "Library" / "bin"
+    files = []
+    for dll in (root / "torch" / "lib").glob("*.dll"):
+        wl.link_or_copy(dll, bin_dir / dll.name)
+        files.append(f"Library/bin/{dll.name}")
+    libtorch = b.conda_record("libtorch", "2.15.0", "cpu_mkl_h0000000_100")
+    data = json.loads(libtorch.read_text())
+    data["files"] = files
+    data["paths_data"]["paths"] = [{"_path": f, "path_type": "hardlink"} for f in files]
+    libtorch.write_text(json.dumps(data))
+    wl.install_runtime(b.prefix, "msvc-runtime-14.44")
+    graph = build_torch_graph(wl.context(b.prefix, system_root=wl.fake_windows(tmp_path / "Windows"), path=""))
+    assert record.exists() and graph.layout == "conda"
+    (outcome,) = graph.outcomes
+    assert (outcome.kind, outcome.error) == ("extension", None)
+    pyd = graph.module(outcome.path)
+    (torch_python,) = [d for d in pyd.dependencies if d.name == "torch_python.dll"]
+    assert torch_python.resolution.path == bin_dir / "torch_python.dll"
+    # torch adds <prefix>\Library\bin, and so does conda-forge Python: the most recently added entry finds it
+    assert torch_python.resolution.found_by.step == "add_dll_directory"
+    assert graph.is_own(bin_dir / "torch_cpu.dll")  # the libtorch package's files are torch's own
