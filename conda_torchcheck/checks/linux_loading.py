@@ -90,7 +90,7 @@ def _missing(ctx: CheckContext, load: linux.LinuxLoad, first: str | None) -> Ite
 
 
 def _miss_message(name: str, step: linux.LoadStep) -> str:
-    if step.error and step.error.startswith(name):
+    if step.error and (step.error.startswith(name) or step.error.startswith("ModuleNotFoundError")):
         return step.error
     return f"{name}: cannot open shared object file: No such file or directory"
 

@@ -821,8 +821,17 @@ def simulate_torch_import(ctx: Any) -> LinuxLoad | None:
         step = ldso.dlopen(plan.c_module, GROUP_C, rtld_global=plan.rtld_global)
         if step.failed and load.first_error is None:
             load.first_error = step.error
-    else:
-        load.first_error = load.first_error or msg("TC4.note.no_c_module", dir=str(plan.package_dir)).render()
+    elif plan.global_deps is not None:
+        # a real torch (it has the loading code) without its extension module: the import fails there
+        name = f"_C.cpython-{env.python.tag or '3XY'}-{search.arch}-linux-gnu.so"
+        step = LoadStep(GROUP_C, None, error="ModuleNotFoundError: No module named 'torch._C'")
+        dep = Dependency(name, "dlopen", None, (SearchPlace("path", str(plan.package_dir)),))
+        if ldso.main is not None:
+            ldso._edge(ldso.main.module, dep)
+        step.misses.append((ldso.main, dep))
+        ldso.steps.append(step)
+        graph.notes.append(msg("TC4.note.no_c_module", dir=str(plan.package_dir)).render())
+        load.first_error = load.first_error or step.error
     return load
 
 

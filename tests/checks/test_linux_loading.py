@@ -99,3 +99,18 @@ def test_tc903_truncated_torch_library(mini):
     found = run_ids(context(builder.prefix), "TC903", "TC401")
     assert [f.id for f in found] == ["TC903"]
     assert found[0].evidence["file"] == path and found[0].severity.value == "error"
+
+
+def test_tc401_extension_module_missing(mini):
+    builder, pkg = mini
+    (pkg / "_C.cpython-311-x86_64-linux-gnu.so").unlink()
+    [f] = run_ids(context(builder.prefix), "TC401")
+    assert f.evidence["library"] == "_C.cpython-311-x86_64-linux-gnu.so"
+    assert f.evidence["loader_message"] == "ModuleNotFoundError: No module named 'torch._C'"
+    assert "--force-reinstall" in f.fixes[0].commands[0]
+
+
+def test_stand_in_torch_without_loading_code_is_not_reported(make_env):
+    builder = make_env(layout="venv")
+    builder.pip_torch("2.13.0")
+    assert run_ids(context(builder.prefix), "TC4", "TC5") == []
