@@ -74,7 +74,8 @@ def report_lines(
 def check(prefix: str, verbose: bool) -> None:
     """The doctor action: prints one ✅ line, or ❌ with one line per error/warning."""
     try:
-        findings, torch = findings_for(prefix)
+        # `conda doctor` runs every check: hash torch's files (gigabytes for CUDA builds) only when asked with -v
+        findings, torch = findings_for(prefix, quick=not verbose)
         lines = report_lines(prefix, findings, torch, bool(verbose))
     except Exception as exc:
         from conda_torchcheck.messages import translate

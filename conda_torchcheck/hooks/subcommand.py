@@ -5,8 +5,8 @@ Each verb module's ``configure_parser(parser, conda=True)`` adds its own options
 run time hands the verb conda's resolved values: ``context.target_prefix`` (``-n`` resolved through conda's envs
 dirs), ``context.json`` (so ``json: true`` in .condarc works) and ``context.verbosity``.
 
-``conda torchcheck -p X`` runs ``check`` (the default verb): its options are also accepted before any verb.
-Options go after the verb when a verb is named (``conda torchcheck tree -p X``).
+``conda torchcheck -p X`` runs ``check`` (the default verb): its options are also accepted before any verb, and
+conda's options (``-n/-p``, ``--json``, ``-v``) may stand before or after a verb.
 """
 
 from __future__ import annotations
@@ -84,11 +84,18 @@ class LazyVerbs(argparse._SubParsersAction):
     help line only when ``conda torchcheck --help`` is printed."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        if values:
-            chosen = self._name_parser_map.get(values[0])
-            if chosen is not None:
-                configure_verb(values[0], chosen)
+        chosen = self._name_parser_map.get(values[0]) if values else None
+        if chosen is not None:
+            configure_verb(values[0], chosen)
+        before = dict(vars(namespace))
         super().__call__(parser, namespace, values, option_string)
+        if chosen is None:
+            return
+        # argparse lets the verb's defaults overwrite options given before the verb
+        # (`conda torchcheck -n foo tree`): keep what the user gave there
+        for key, value in before.items():
+            if value != parser.get_default(key) and getattr(namespace, key, None) == chosen.get_default(key):
+                setattr(namespace, key, value)
 
     def _get_subactions(self):
         for action in self._choices_actions:

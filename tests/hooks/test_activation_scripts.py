@@ -152,7 +152,7 @@ def test_posix_prefix_with_a_colon_skips_the_path_check(shell, tmp_path):
 
 
 @pytest.mark.parametrize("shell", POSIX_SHELLS)
-def test_posix_script_is_silent_under_xtrace_free_strict_shells(shell, penv):
+def test_posix_script_is_safe_under_set_eu_with_nothing_optional_set(shell, penv):
     # `set -u` with every optional variable unset, and `set -e`: activation must not abort
     environ = {"PATH": f"{penv.prefix}/bin", "CONDA_PREFIX": str(penv.prefix)}
     assert run_sh(shell, penv, environ) == []

@@ -254,3 +254,10 @@ def test_unknown_env_name_is_one_line_and_exit_code_2(conda_cli, conda_home):
     out, err, rc = conda_cli("torchcheck", "-n", "does-not-exist")
     assert rc == 2 and out == ""
     assert err.splitlines()[0] == "conda-torchcheck: error: no environment named 'does-not-exist'"
+
+
+def test_conda_options_before_the_verb_are_kept(conda_cli, conda_home):
+    conda_cli("create", "-p", conda_home / "order", *CHANNELS, "-y", "pytorch=2.5.1")
+    out, err, rc = conda_cli("torchcheck", "-n", "order", "--json", "hooks", "status")
+    doc = one_json_document(out)
+    assert rc == 0 and doc["directory"] == str(conda_home / "order" / "etc" / "conda" / "activate.d")
