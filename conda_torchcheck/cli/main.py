@@ -12,8 +12,10 @@ from conda_torchcheck.cli import DEFAULT_VERB, VERBS
 from conda_torchcheck.errors import TorchCheckError
 
 
-def _verb_modules():
+def _verb_modules(only: str | None = None):
     for verb, module_name in VERBS.items():
+        if only is not None and verb != only:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -23,22 +25,25 @@ def _verb_modules():
         yield verb, module
 
 
-def configure_parser(parser: argparse.ArgumentParser) -> None:
-    """Add every verb as a sub-command of ``parser`` (used by the standalone CLI and the conda plugin)."""
+def configure_parser(parser: argparse.ArgumentParser, only: str | None = None) -> None:
+    """Add the verbs as sub-commands of ``parser``; with ``only``, just that one.
+
+    Building every verb's parser imports every verb module; a run needs one, so ``main`` asks for one.
+    """
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
-    for verb, module in _verb_modules():
+    for verb, module in _verb_modules(only):
         verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
         module.configure_parser(verb_parser)
         verb_parser.set_defaults(func=module.execute)
 
 
-def generate_parser() -> argparse.ArgumentParser:
+def generate_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conda-torchcheck",
         description="Tell exactly why `import torch` fails (or will fail) in an environment, and how to fix it.",
     )
     parser.add_argument("-V", "--version", action="version", version=f"conda-torchcheck {__version__}")
-    configure_parser(parser)
+    configure_parser(parser, only)
     return parser
 
 
@@ -81,8 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
-    parser = generate_parser()
-    args = parser.parse_args(with_default_verb(sys.argv[1:] if argv is None else argv))
+    argv = with_default_verb(sys.argv[1:] if argv is None else argv)
+    parser = generate_parser(only=argv[0] if argv[0] in VERBS else None)
+    args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -55,18 +56,59 @@ def _flatten(table: dict[str, Any], prefix: str, out: dict[str, dict[str, str]])
 
 
 @functools.cache
+def _catalog_files() -> tuple[str, ...]:
+    return tuple(sorted(e.name for e in resources.files(__name__).iterdir() if e.name.endswith(".toml")))
+
+
+# a top-level table header ``[TC301]`` / ``[report]`` or a top-level dotted key ``cli.x.en = ...``
+_TOP_LEVEL = re.compile(r"^\s*(?:\[\s*\"?([A-Za-z0-9_-]+)|([A-Za-z0-9_-]+)\s*[.=])", re.M)
+
+
+@functools.cache
+def _file_index() -> dict[str, tuple[str, ...]]:
+    """First key segment -> catalog files defining it, from a cheap text scan (no TOML parsing).
+
+    Parsing every catalog costs tens of milliseconds per command; a report usually needs two or three files.
+    """
+    index: dict[str, list[str]] = {}
+    for name in _catalog_files():
+        text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+        for match in _TOP_LEVEL.finditer(text):
+            head = match.group(1) or match.group(2)
+            files = index.setdefault(head, [])
+            if name not in files:
+                files.append(name)
+    return {k: tuple(v) for k, v in index.items()}
+
+
+@functools.cache
+def _load_file(name: str) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+    _flatten(load_toml_text(text), "", found)
+    return found
+
+
+@functools.cache
 def catalog() -> dict[str, dict[str, str]]:
     """All messages: key -> {language: template}."""
     out: dict[str, dict[str, str]] = {}
-    for entry in sorted(resources.files(__name__).iterdir(), key=lambda p: p.name):
-        if entry.name.endswith(".toml"):
-            found: dict[str, dict[str, str]] = {}
-            _flatten(load_toml_text(entry.read_text(encoding="utf-8")), "", found)
-            duplicated = set(found) & set(out)
-            if duplicated:
-                raise RuntimeError(f"message keys defined twice ({entry.name}): {sorted(duplicated)}")
-            out.update(found)
+    for name in _catalog_files():
+        found = _load_file(name)
+        duplicated = set(found) & set(out)
+        if duplicated:
+            raise RuntimeError(f"message keys defined twice ({name}): {sorted(duplicated)}")
+        out.update(found)
     return out
+
+
+def lookup(key: str) -> dict[str, str] | None:
+    """The entry for ``key``, parsing only the catalog files that can hold it."""
+    for name in _file_index().get(key.split(".", 1)[0], ()):
+        entry = _load_file(name).get(key)
+        if entry is not None:
+            return entry
+    return catalog().get(key)
 
 
 def placeholders(template: str) -> set[str]:
@@ -80,7 +122,7 @@ class _Lenient(dict):
 
 def translate(key: str, lang: str | None = None, /, **params: Any) -> str:
     lang = lang or current_language()
-    entry = catalog().get(key)
+    entry = lookup(key)
     if entry is None:
         return key if not params else f"{key} {params}"
     template = entry.get(lang) or entry[DEFAULT_LANGUAGE]
