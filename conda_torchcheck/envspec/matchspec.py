@@ -393,7 +393,8 @@ class PipLine:
     def local_tag(self) -> str | None:
         """``cu121`` for ``torch==2.3.0+cu121``; from a direct wheel URL as well."""
         if self.exact and "+" in self.exact:
-            return self.exact.split("+", 1)[1].lower()
+            tag = self.exact.split("+", 1)[1].lower()
+            return tag if _TAG_RE.match(tag) else None
         if self.url:
             m = re.search(r"(?:%2B|\+)(cu\d+|cpu|rocm[\d.]+|xpu)", self.url)
             if m:

@@ -14,6 +14,7 @@ them is either a traceback or a silent surprise (a duplicate ``dependencies`` ke
 from __future__ import annotations
 
 import codecs
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,7 +194,9 @@ def _compose(text: str, path: str) -> Any:
         if stripped.startswith("\t") or (stripped.startswith("-") and stripped[1:2] == "\t"):
             raise SpecFileError(path, "tab", line=number, column=len(line) - len(stripped) + 1)
     try:
-        return YAML(typ="rt").compose(text)
+        with warnings.catch_warnings():  # ruamel warns (on stderr) about reused anchors: not ours to print
+            warnings.simplefilter("ignore")
+            return YAML(typ="rt").compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = str(exc.problem or exc.context or "").strip()

@@ -416,7 +416,8 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             )
         if prefix is not None and spec.channel != prefix:
             if moving:
-                pass
+                if name != "pytorch":
+                    reasons.append(_reason("moved_with_torch"))
             elif spec.channel is not None and builder_of(spec.channel_name) != builder_of(channel_name(prefix)):
                 reasons.append(_reason("family_channel", channel=target))
             else:
@@ -458,6 +459,9 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             elif build and _pytorch_channel_build(build):
                 new = new.with_(build=None)
                 reasons.append(_reason("drop_channel_build", build=build))
+        elif target != "pytorch" and new.build and _pytorch_channel_build(new.build) and not (rec and st.lock):
+            reasons.append(_reason("drop_channel_build", build=new.build))
+            new = new.with_(build=None)
     elif name in ("pytorch-cuda", "cpuonly", "pytorch-mutex"):
         if target == "pytorch":
             prefix = _prefix_text(file, "pytorch")
@@ -555,7 +559,9 @@ def _build_matches_variant(build: str, variant: str | None) -> bool:
 
 def _pytorch_channel_build(build: str) -> bool:
     """``py3.11_cuda12.4_cudnn9_0`` / ``py3.9_cpu_0``: a pytorch-channel build string."""
-    return build.lower().startswith("py3") or build.lower().startswith("py2")
+    import re
+
+    return re.match(r"py[23](?:\.\d+|\d+)_(?:cuda|cu\d|cpu|rocm)", build.lower()) is not None
 
 
 def _ge(a: str, b: str) -> bool:
@@ -780,11 +786,7 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
     for item in file.pip:
         line = item.line
         if line.kind == "requirement" and line.name in pip_for_conda and pip_for_conda[line.name] in conda_family:
-            conda_text = next(
-                e.text
-                for e in deps
-                if not e.text.startswith("\0") and parse_conda_spec(e.text).name == pip_for_conda[line.name]
-            )
+            conda_text = next(e.text for e in deps if _conda_name(e.text) == pip_for_conda[line.name])
             conda_version = parse_conda_spec(conda_text).exact
             same = bool(conda_version and line.exact and line.exact == conda_version)
             st.change(

@@ -180,3 +180,47 @@ def test_check_never_crashes_and_names_real_lines(text):
         for line in lines_in(dict(f.evidence)):
             assert 1 <= line <= n_lines
         assert f.title.render() and f.explanation.render()
+
+
+GOLDEN_INPUTS = sorted((__import__("pathlib").Path(__file__).parent / "golden").glob("*.in.yml"))
+NOISE = list(":-[]{}#&*!|>'\"%@\t\n ,?=") + ["\r\n", "  ", "- ", ": ", "pip:", "---\n", "\ufeff", "\x00", "\xe9"]
+
+
+@st.composite
+def mangled(draw):
+    """A golden input with a few random edits: deleted, inserted or duplicated bytes and lines."""
+    text = draw(st.sampled_from(GOLDEN_INPUTS)).read_bytes().decode("utf-8-sig")
+    for _ in range(draw(st.integers(1, 4))):
+        pos = draw(st.integers(0, len(text)))
+        action = draw(st.sampled_from(["insert", "delete", "dup_line"]))
+        if action == "insert":
+            text = text[:pos] + draw(st.sampled_from(NOISE)) + text[pos:]
+        elif action == "delete":
+            text = text[:pos] + text[pos + draw(st.integers(1, 6)) :]
+        else:
+            lines = text.splitlines(keepends=True)
+            if lines:
+                k = draw(st.integers(0, len(lines) - 1))
+                lines.insert(k, lines[k])
+                text = "".join(lines)
+    return text.encode("utf-8", errors="surrogatepass")
+
+
+@SETTINGS
+@given(mangled())
+def test_broken_input_is_a_clear_error_never_a_crash(tmp_path_factory, data):
+    from conda_torchcheck.envspec import fix_path
+    from conda_torchcheck.errors import TorchCheckError
+
+    path = tmp_path_factory.mktemp("m") / "environment.yml"
+    path.write_bytes(data)
+    try:
+        result = fix_path(path, write=True)
+    except TorchCheckError as exc:
+        assert str(exc).strip() and "\n" not in str(exc).strip()
+        assert path.read_bytes() == data  # untouched
+        assert not path.with_name("environment.yml.bak").exists()
+        return
+    if result.changed:
+        assert path.with_name("environment.yml.bak").read_bytes() == data
+        assert not fix_path(path).changed
