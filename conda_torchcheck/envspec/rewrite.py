@@ -61,7 +61,9 @@ class Change:
     line: int | None = None
 
     def reason(self, lang: str | None = None) -> str:
-        return "; ".join(r.render(lang) for r in self.reasons)
+        from conda_torchcheck.messages import translate
+
+        return translate("envspec.cli.reason_separator", lang).join(r.render(lang) for r in self.reasons)
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         return {
