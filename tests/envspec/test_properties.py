@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -182,7 +183,7 @@ def test_check_never_crashes_and_names_real_lines(text):
         assert f.title.render() and f.explanation.render()
 
 
-GOLDEN_INPUTS = sorted((__import__("pathlib").Path(__file__).parent / "golden").glob("*.in.yml"))
+GOLDEN_INPUTS = sorted((Path(__file__).parent / "golden").glob("*.in.yml"))
 NOISE = list(":-[]{}#&*!|>'\"%@\t\n ,?=") + ["\r\n", "  ", "- ", ": ", "pip:", "---\n", "\ufeff", "\x00", "\xe9"]
 
 
