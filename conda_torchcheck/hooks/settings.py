@@ -73,6 +73,10 @@ def setting(name: str) -> bool:
     Never raises: a broken ``.condarc`` entry falls back to the default rather than failing a hook.
     """
     spec = _BY_NAME[name]
+    # conda ranks the environment variable above every .condarc: read it directly (also current when the
+    # variable changed after conda's context was built)
+    if spec.environment_variable in os.environ:
+        return parse_bool(os.environ[spec.environment_variable], spec.default)
     import sys
 
     if "conda.base.context" in sys.modules:

@@ -52,9 +52,12 @@ class PosixEnv:
         (self.other / "conda-meta").mkdir()
         self.pyenv = root / "shims `x`"
         self.pyenv.mkdir()
-        py = self.pyenv / "python"
+        py = self.pyenv / "python3"  # python3 alone counts too (`python3` would start another interpreter)
         py.write_text("#!/bin/sh\n")
         py.chmod(0o755)
+        self.plain = root / "plain (x)"  # a folder whose `python` is not executable: not a python
+        self.plain.mkdir()
+        (self.plain / "python").write_text("not executable\n")
         self.cuda = root / "cuda 12.1; lib64"
         self.cuda.mkdir()
         for name in ("libcublas.so.12", "libnccl.so.2", "libcudnn.so.9", "libnvJitLink.so.12"):
@@ -102,7 +105,8 @@ def penv(tmp_path) -> PosixEnv:
 
 @pytest.mark.parametrize("shell", POSIX_SHELLS)
 def test_posix_clean_activation_prints_nothing(shell, penv):
-    lines = run_sh(shell, penv, penv.env(f"{penv.prefix}/bin:/usr/bin:/bin", LD_LIBRARY_PATH=str(penv.prefix / OWN)))
+    path = f"{penv.plain}:{penv.prefix}/bin:/usr/bin:/bin"
+    lines = run_sh(shell, penv, penv.env(path, LD_LIBRARY_PATH=str(penv.prefix / OWN)))
     assert lines == []
 
 
@@ -200,7 +204,8 @@ def run_fish(env: PosixEnv, environ: dict[str, str], cwd: Path | None = None) ->
 
 
 def test_fish_clean_and_problems(penv):
-    assert run_fish(penv, penv.env(f"{penv.prefix}/bin:/usr/bin", LD_LIBRARY_PATH=str(penv.prefix / OWN))) == []
+    clean = penv.env(f"{penv.plain}:{penv.prefix}/bin:/usr/bin", LD_LIBRARY_PATH=str(penv.prefix / OWN))
+    assert run_fish(penv, clean) == []
     lines = run_fish(
         penv,
         penv.env(f"{penv.other}/bin:{penv.pyenv}:{penv.prefix}/bin:/usr/bin", LD_LIBRARY_PATH=f"{penv.cuda}"),
@@ -308,9 +313,8 @@ def test_cmd_script_under_wine(tmp_path):
     assert len(before) == 2
     assert before[0].startswith("conda-torchcheck TC801: PATH: ") and "other env\\Library\\bin (another" in before[0]
     assert "stray & dlls (x) comes before" in before[1] and "holds cudnn64_9.dll" in before[1]
-    missing = sections["missing"]
-    assert "stray & dlls (x) comes before" in missing[0]
-    assert "is not on PATH" in missing[1] and "!k=,x\\Library\\bin" in missing[1]
+    missing = sections["missing"]  # this env not on PATH at all: one line, no verdict on the other folders
+    assert len(missing) == 1 and "is not on PATH" in missing[0] and "!k=,x\\Library\\bin" in missing[0]
     cwd_lines = sections["cwd"]
     assert [line.split(":")[0] for line in cwd_lines] == ["conda-torchcheck TC802", "conda-torchcheck TC803"]
     assert "work dir holds libiomp5md.dll" in cwd_lines[0]

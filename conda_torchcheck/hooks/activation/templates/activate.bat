@@ -12,11 +12,17 @@
 @rem a prefix holding a semicolon cannot be one PATH entry: no PATH check then
 @if not "%ctc_p:;=%"=="%ctc_p%" set "ctc_skip_path=1"
 @rem TC801: folders before this env's folders on PATH: another env, a python.exe, DLLs torch needs
+@rem first whether this env is on PATH at all; the folders before it only when it is
+@set "ctc_reachable="
 @if not defined ctc_skip_path for %%D in ("%PATH:;=" "%") do (
+  set "ctc_d=%%~D"
+  call :ctc_mark_reachable
+)
+@if defined ctc_reachable for %%D in ("%PATH:;=" "%") do (
   set "ctc_d=%%~D"
   call :ctc_path_entry
 )
-@if not defined ctc_skip_path if not defined ctc_reached for %%X in ("%ctc_p%\Library\bin") do (
+@if not defined ctc_skip_path if not defined ctc_reachable for %%X in ("%ctc_p%\Library\bin") do (
   @@MSG TC801.line.missing dir=%%~X@@
 )
 @rem TC802: DLLs in the current folder with the names of torch's dependencies
@@ -49,6 +55,13 @@
 @set "ctc_dll="
 @for %%F in (@@DLL_NAMES@@) do @if not defined ctc_dll if exist "%ctc_d%\%%F" set "ctc_dll=%%F"
 @if defined ctc_dll for %%X in ("%ctc_d%") do for %%F in ("%ctc_dll%") do @@MSG TC801.line.dlls dir=%%~X libs=%%~F@@
+@goto :eof
+
+:ctc_mark_reachable
+@if defined ctc_reachable goto :eof
+@if "%ctc_d%"=="" goto :eof
+@call :ctc_is_own
+@if defined ctc_own set "ctc_reachable=1"
 @goto :eof
 
 :ctc_current_folder

@@ -14,21 +14,23 @@ set -l _ctc_libs
 #@@BEGIN posix_path@@
 # TC801: a folder before this env's bin/ on PATH that belongs to another env or has its own python
 if not string match -q '*:*' -- "$_ctc_p"
-  set -l _ctc_reached
+  set -l _ctc_entries
   for _ctc_entry in $PATH
-    set _ctc_d (string replace -r '(.)/$' '$1' -- "$_ctc_entry")
-    if test "$_ctc_d" = "$_ctc_p/bin"
-      set _ctc_reached 1
-      break
-    else if test -n "$_ctc_d"; and not string match -q '*/condabin' -- "$_ctc_d"
-      if test -d "$_ctc_d/../conda-meta"
-        @@MSG TC801.line.env@@
-      else if test -f "$_ctc_d/python"; and test -x "$_ctc_d/python"
-        @@MSG TC801.line.python@@
+    set -a _ctc_entries (string replace -r '(.)/$' '$1' -- "$_ctc_entry")
+  end
+  if contains -- "$_ctc_p/bin" $_ctc_entries
+    for _ctc_d in $_ctc_entries
+      if test "$_ctc_d" = "$_ctc_p/bin"
+        break
+      else if test -n "$_ctc_d"; and not string match -q '*/condabin' -- "$_ctc_d"
+        if test -d "$_ctc_d/../conda-meta"
+          @@MSG TC801.line.env@@
+        else if begin; test -f "$_ctc_d/python"; and test -x "$_ctc_d/python"; end; or begin; test -f "$_ctc_d/python3"; and test -x "$_ctc_d/python3"; end
+          @@MSG TC801.line.python@@
+        end
       end
     end
-  end
-  if test -z "$_ctc_reached"
+  else
     set _ctc_d "$_ctc_p/bin"
     @@MSG TC801.line.missing@@
   end

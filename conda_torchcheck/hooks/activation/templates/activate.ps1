@@ -22,16 +22,24 @@
     )
     # TC801: folders before this env's folders on PATH: another env, a python.exe, DLLs torch needs
     # a prefix holding a semicolon cannot be one PATH entry: no PATH check then
-    $ctcReached = $ctcPrefix.Contains(';')
     $ctcEntries = @()
-    if (-not $ctcReached) { $ctcEntries = ([string]$env:PATH).Split(';') }
-    foreach ($ctcEntry in $ctcEntries) {
-        $ctcD = $ctcEntry.Trim().Trim('"')
-        if ($ctcD.Length -gt 3) { $ctcD = $ctcD.TrimEnd('\', '/') }
+    if (-not $ctcPrefix.Contains(';')) {
+        $ctcEntries = @(([string]$env:PATH).Split(';') | ForEach-Object {
+            $ctcE = $_.Trim().Trim('"')
+            if ($ctcE.Length -gt 3) { $ctcE = $ctcE.TrimEnd('\', '/') }
+            $ctcE
+        })
+    }
+    $ctcReached = $false
+    foreach ($ctcD in $ctcEntries) {
+        foreach ($ctcO in $ctcOwn) { if ([string]::Equals($ctcD, $ctcO, [StringComparison]::OrdinalIgnoreCase)) { $ctcReached = $true } }
+    }
+    # folders before the first of this env's (only when this env is on PATH at all; else one line says so)
+    foreach ($ctcD in $(if ($ctcReached) { $ctcEntries } else { @() })) {
         if (-not $ctcD) { continue }
         $ctcIsOwn = $false
         foreach ($ctcO in $ctcOwn) { if ([string]::Equals($ctcD, $ctcO, [StringComparison]::OrdinalIgnoreCase)) { $ctcIsOwn = $true } }
-        if ($ctcIsOwn) { $ctcReached = $true; break }
+        if ($ctcIsOwn) { break }
         if ([System.IO.Path]::GetFileName($ctcD) -ieq 'condabin') { continue }
         try {
             if ([System.IO.Directory]::Exists([System.IO.Path]::Combine($ctcD, 'conda-meta')) -or
@@ -52,7 +60,7 @@
             }
         } catch { }
     }
-    if (-not $ctcReached) {
+    if (-not $ctcReached -and -not $ctcPrefix.Contains(';')) {
         $ctcD = Join-Path $ctcPrefix 'Library\bin'
         @@MSG TC801.line.missing@@
     }

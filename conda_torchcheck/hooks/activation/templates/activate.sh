@@ -10,27 +10,29 @@ _ctc_p=${CONDA_PREFIX%/}
 case $_ctc_p in
 *:*) ;;
 *)
-_ctc_rest=${PATH-}:
-_ctc_reached=
-while [ -n "$_ctc_rest" ]; do
-  _ctc_d=${_ctc_rest%%:*}
-  _ctc_rest=${_ctc_rest#*:}
-  if [ "$_ctc_d" != "/" ]; then _ctc_d=${_ctc_d%/}; fi
-  if [ "$_ctc_d" = "$_ctc_p/bin" ]; then
-    _ctc_reached=1
-    _ctc_rest=
-  elif [ -n "$_ctc_d" ] && [ "${_ctc_d##*/}" != "condabin" ]; then
-    if [ -d "$_ctc_d/../conda-meta" ]; then
-      @@MSG TC801.line.env@@
-    elif [ -f "$_ctc_d/python" ] && [ -x "$_ctc_d/python" ]; then
-      @@MSG TC801.line.python@@
+case ":${PATH-}:" in
+*":$_ctc_p/bin:"* | *":$_ctc_p/bin/:"*)
+  _ctc_rest=${PATH-}:
+  while [ -n "$_ctc_rest" ]; do
+    _ctc_d=${_ctc_rest%%:*}
+    _ctc_rest=${_ctc_rest#*:}
+    if [ "$_ctc_d" != "/" ]; then _ctc_d=${_ctc_d%/}; fi
+    if [ "$_ctc_d" = "$_ctc_p/bin" ]; then
+      _ctc_rest=
+    elif [ -n "$_ctc_d" ] && [ "${_ctc_d##*/}" != "condabin" ]; then
+      if [ -d "$_ctc_d/../conda-meta" ]; then
+        @@MSG TC801.line.env@@
+      elif { [ -f "$_ctc_d/python" ] && [ -x "$_ctc_d/python" ]; } || { [ -f "$_ctc_d/python3" ] && [ -x "$_ctc_d/python3" ]; }; then
+        @@MSG TC801.line.python@@
+      fi
     fi
-  fi
-done
-if [ -z "$_ctc_reached" ]; then
+  done
+  ;;
+*)
   _ctc_d=$_ctc_p/bin
   @@MSG TC801.line.missing@@
-fi
+  ;;
+esac
 ;;
 esac
 #@@END posix_path@@
@@ -81,6 +83,6 @@ if [ "${OS-}" = "Windows_NT" ]; then
   fi
 fi
 #@@END windows@@
-unset _ctc_lang _ctc_zh _ctc_p _ctc_rest _ctc_reached _ctc_d _ctc_own _ctc_libs _ctc_count _ctc_n
+unset _ctc_lang _ctc_zh _ctc_p _ctc_rest _ctc_d _ctc_own _ctc_libs _ctc_count _ctc_n
 fi
 :
