@@ -8,6 +8,7 @@ user's successful install into a failure) and never writes to stdout.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +118,8 @@ def post_command(command: str) -> None:
         targets = targets_after_command(command)
         auto = setting("torchcheck_auto")
         for target in targets:
+            if not os.path.isdir(os.path.join(target.prefix, "conda-meta")):
+                continue  # `remove --all` / `env remove`: the env is gone, nothing to check
             prefix = target.prefix
             lines: list[str] = []
             findings: list[Finding] = []

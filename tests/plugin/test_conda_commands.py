@@ -261,3 +261,10 @@ def test_conda_options_before_the_verb_are_kept(conda_cli, conda_home):
     out, err, rc = conda_cli("torchcheck", "-n", "order", "--json", "hooks", "status")
     doc = one_json_document(out)
     assert rc == 0 and doc["directory"] == str(conda_home / "order" / "etc" / "conda" / "activate.d")
+
+
+def test_removing_the_whole_env_is_silent(conda_cli, conda_home):
+    prefix = conda_home / "gone"
+    conda_cli("create", "-p", prefix, *CHANNELS, "-y", *BROKEN)
+    out, err, rc = conda_cli("remove", "-p", prefix, "--all", "-y")
+    assert rc == 0 and ours(err) == [] and not (prefix / "conda-meta").exists()
