@@ -137,7 +137,11 @@ def _fallback_note(graph, importer: Path, name: str) -> str | None:
     if binding is None:
         return None
     res = binding.get("resolution")
-    return res["path"] if res and res.get("path") else "not found either"
+    if res and res.get("path"):
+        return res["path"]
+    from conda_torchcheck.messages import translate
+
+    return translate("tree.fallback_missing")
 
 
 def _fixes(ctx: CheckContext, graph, variant: str, names: list[str]) -> list[Fix]:
@@ -224,6 +228,10 @@ def _finding(ctx: CheckContext, graph, variant: str, misses: list[Miss]) -> Find
     evidence["chain"] = " -> ".join([*chain_names(chain), first.name])
     evidence["windows_blames"] = blamed
     evidence["error"] = error_line(graph, outcome)
+    earliest = graph.blamed()
+    if earliest is not None and outcome is not None and earliest is not outcome:
+        # another load fails earlier (e.g. c10.dll with 1114): that is the message the user sees first
+        evidence["fails_earlier"] = error_line(graph, earliest)
     evidence["searched"] = searched_lines(first.dependency)  # type: ignore[arg-type]
     elsewhere = {m.name: _elsewhere(ctx, graph, m.name) for m in misses}
     elsewhere = {k: v for k, v in elsewhere.items() if v}

@@ -69,6 +69,8 @@ def test_new_runtime_dll_variant(tmp_path):
     assert variant(f) == "vc_runtime_new"
     assert f.evidence["missing"] == "VCRUNTIME140_THREADS.dll"
     assert f.evidence["chain"] == "shm.dll -> torch_cpu.dll -> VCRUNTIME140_THREADS.dll"
+    # msvcp140 14.34 < 14.40: c10.dll fails before shm.dll is reached, and the finding says so
+    assert "WinError 1114" in f.evidence["fails_earlier"] and "c10.dll" in f.evidence["fails_earlier"]
     # the env's own copy wins: only the conda package fixes it, a system redistributable does not
     assert any("vc14_runtime>=14.42" in c for c in commands(f))
     assert not any(fix.needs_admin for fix in f.fixes)
