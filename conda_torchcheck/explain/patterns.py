@@ -63,6 +63,8 @@ class Pattern:
     context_before: tuple[re.Pattern[str], ...]
     causes: tuple[CauseRef, ...]
     fallback: bool = False
+    #: (field, required regex): the path token right before the anchor, read backwards
+    path_before: tuple[str, re.Pattern[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,15 @@ def reason_regex(texts: tuple[str, ...]) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
+# Pasted text can hold megabyte-long lines of spaces or path characters. Unbounded whitespace runs inside a
+# pattern make each attempt scan the whole run, so every \s* and \s+ is bounded (40 is plenty for a wrapped line).
+_UNBOUNDED_SPACE = re.compile(r"(?<!\\)\\s([*+])")
+
+
+def _bound_whitespace(source: str) -> str:
+    return _UNBOUNDED_SPACE.sub(lambda m: r"\s{0,40}" if m.group(1) == "*" else r"\s{1,40}", source)
+
+
 def _compile(source: str, reasons: Mapping[str, tuple[str, ...]]) -> re.Pattern[str]:
     def expand(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -110,7 +121,7 @@ def _compile(source: str, reasons: Mapping[str, tuple[str, ...]]) -> re.Pattern[
             raise ValueError(f"unknown reason macro {{reason:{name}}}")
         return reason_regex(reasons[name])
 
-    return re.compile(_REASON_MACRO.sub(expand, source), _FLAGS)
+    return re.compile(_bound_whitespace(_REASON_MACRO.sub(expand, source)), _FLAGS)
 
 
 def _applies(raw: Mapping[str, Any] | None) -> Applies:
@@ -161,6 +172,11 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
                 context_before=tuple(_compile(c, reasons) for c in raw.get("context_before", ())),
                 causes=tuple(refs),
                 fallback=bool(raw.get("fallback", False)),
+                path_before=(
+                    (raw["path_before"]["field"], re.compile(raw["path_before"].get("require", ""), re.IGNORECASE))
+                    if "path_before" in raw
+                    else None
+                ),
             )
         )
     ids = [p.id for p in patterns]

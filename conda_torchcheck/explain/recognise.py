@@ -11,11 +11,14 @@ from conda_torchcheck.explain.patterns import Pattern, PatternTable, table
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # GitHub/e-mail quote markers and the frame characters of rich/pretty tracebacks at the start of a line
 _LINE_PREFIX = re.compile(r"^(?:[ \t]*>[ \t]?)+|^[ \t]*[│┃║|][ \t]?", re.MULTILINE)
-_LINE_SUFFIX = re.compile(r"[ \t]*[│┃║][ \t]*$", re.MULTILINE)
+_FRAME_CHARS = "│┃║"
 _TRACEBACK_START = re.compile(r"Traceback \(most recent call last\)")
 # the line of a previous exception ("ImportError: ..."): frames before it belong to another error
 _EXCEPTION_LINE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*(?:Error|Exception|Warning)\b[^\n]*:", re.MULTILINE)
 
+#: characters that end a path token when reading backwards from an anchor ("/x/libtorch_cpu.so: undefined ...")
+_PATH_STOP = frozenset(" \t\r\n'\"`(:")
+PATH_LIMIT = 1000
 CONTEXT_AFTER = 1500  # characters searched after an anchor for the DLL name etc. (one traceback message)
 CONTEXT_BEFORE = 6000  # characters searched back for the failing frame
 
@@ -43,7 +46,13 @@ def normalize_text(text: str) -> str:
     if "&" in text:
         text = html.unescape(text)
     text = _LINE_PREFIX.sub("", text)
-    return _LINE_SUFFIX.sub("", text)
+    if any(ch in text for ch in _FRAME_CHARS):  # a rich/pretty traceback frame: drop the right border
+        lines = []
+        for line in text.split("\n"):
+            stripped = line.rstrip(" \t")
+            lines.append(stripped[:-1].rstrip(" \t") if stripped.endswith(tuple(_FRAME_CHARS)) else line)
+        text = "\n".join(lines)
+    return text
 
 
 def _base_name(path: str) -> str:
@@ -80,6 +89,15 @@ def _excerpt(text: str, start: int, end: int, limit: int = 300) -> str:
     begin = max(line_start, start - 60)
     stop = min(line_end, max(end, begin + limit))
     return ("…" if begin > line_start else "") + text[begin:stop].strip() + ("…" if stop < line_end else "")
+
+
+def path_token_before(text: str, end: int) -> tuple[str, int]:
+    """The run of path characters that ends at ``end`` (bounded), and where it starts."""
+    start = end
+    floor = max(0, end - PATH_LIMIT)
+    while start > floor and text[start - 1] not in _PATH_STOP:
+        start -= 1
+    return text[start:end], start
 
 
 def _context(text: str, pattern: Pattern, start: int, next_start: int) -> tuple[dict[str, str], int]:
@@ -127,10 +145,17 @@ def recognise(text: str, tbl: PatternTable | None = None) -> list[Match]:
         for i, m in enumerate(hits):
             next_start = next((s for s in starts[i + 1 :] if s > m.start()), len(text))
             fields = {k: v for k, v in m.groupdict().items() if v}
+            begin = m.start()
+            if pattern.path_before is not None:
+                name, required = pattern.path_before
+                token, begin = path_token_before(text, m.start())
+                if not token or not required.search(token.rsplit("/", 1)[-1]):
+                    continue
+                fields[name] = token
             extra, end = _context(text, pattern, m.start(), next_start)
             for key, value in extra.items():
                 fields.setdefault(key, value)
-            raw.append((pattern, m.start(), max(m.end(), end), _derive(fields, tbl)))
+            raw.append((pattern, begin, max(m.end(), end), _derive(fields, tbl)))
     specific_spans = [(s, e) for p, s, e, _ in raw if not p.fallback]
     merged: dict[tuple, Match] = {}
     for pattern, start, end, fields in sorted(raw, key=lambda r: r[1]):

@@ -367,3 +367,16 @@ def test_normalize_text():
 def test_nothing_recognised():
     assert recognise("everything is fine\nTraceback (most recent call last):\nKeyError: 'x'") == []
     assert recognise("") == []
+
+
+def test_adversarial_lines_stay_linear():
+    """Pasted logs hold huge lines; an unbounded pattern here once took minutes for 20,000 characters.
+
+    Not a speed benchmark (that is benchmarks/bench_explain.py): the bound is 100x what linear code needs.
+    """
+    import time
+
+    for text in (" " * 50_000 + ":", "x/" * 25_000, "lib" + ".so" * 17_000, ": undefined symbol: x" * 3_000):
+        start = time.monotonic()
+        assert recognise(text) == []
+        assert time.monotonic() - start < 10
