@@ -61,7 +61,7 @@ class _Renderer:
             label += f": {self.loaded_text(how.note)}" if how.note else ""
         elif how.note and how.step not in ("dll-load-dir",):
             label += f" ({how.note})"
-        if res.assumed and how.step != "unexamined":
+        if res.assumed and how.step != "unexamined" and "assumed" not in (how.note or ""):
             label += f", {self.t('tree.assumed')}"
         where = str(res.path) if res.path is not None else (how.directory or "")
         return f"[{label}] {where}".rstrip()
