@@ -32,11 +32,10 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     parser.description = translate("explain.help")
     parser.add_argument("text", nargs="*", metavar="TEXT", help=translate("explain.help_text"))
     parser.add_argument("-f", "--file", type=Path, metavar="FILE", help=translate("explain.help_file"))
-    if not conda:
-        add_target_options(parser)
-        add_output_options(parser)
-    else:
-        add_output_options(parser, json_flag=False)
+    # the target is optional here, so under conda (which treats explain as a verb without a target) the verb
+    # adds -p/-n itself
+    add_target_options(parser)
+    add_output_options(parser, json_flag=not conda)
     parser.add_argument("--no-env", action="store_true", help=translate("explain.help_no_env"))
     parser.add_argument("--import-test", action="store_true", help=translate("explain.help_import_test"))
     parser.add_argument(

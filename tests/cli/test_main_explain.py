@@ -162,3 +162,36 @@ def test_markdown_output(stdin, capsys):
 def test_json_and_markdown_contradict(stdin, capsys):
     code, _, err = run(["explain", "--no-env", "--json", "--format", "markdown", "x"], capsys)
     assert code == 2 and "contradict" in err
+
+
+def test_under_conda_the_verb_brings_its_own_target_options():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    main_explain.configure_parser(parser, conda=True)
+    args = parser.parse_args(["-n", "myenv", "--import-test", "OSError: [WinError 126] x"])
+    assert args.name == "myenv" and args.import_test and args.text == ["OSError: [WinError 126] x"]
+    assert not any("--json" in a.option_strings for a in parser._actions)  # conda adds its own --json
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
+def test_import_test_produces_the_text(stdin, capsys, tmp_path):
+    import venv
+
+    prefix = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(prefix)
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text(
+        'raise ImportError("libcudnn.so.9: cannot open shared object file: No such file or directory")\n',
+        encoding="utf-8",
+    )
+    code, out, _ = run(["explain", "-p", str(prefix), "--import-test"], capsys)
+    assert code == 1
+    assert "Import test run at " in out and "import failed (ImportError)" in out
+    assert "libcudnn.so.9 cannot be found" in out
+    assert "(import test)" in out  # where the text came from
+    code, out, _ = run(["explain", "-p", str(prefix), "--import-test", "--json"], capsys)
+    doc = json.loads(out)
+    assert doc["import_test"]["outcome"] == "failed" and doc["source"] == "import-test"
+    assert doc["recognised"][0]["pattern"] == "cannot-open-shared-object"
