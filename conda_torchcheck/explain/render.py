@@ -52,6 +52,10 @@ def import_test_outcome(result: dict, lang: str | None) -> str:
     )
 
 
+def labelled(label_key: str, text: str, lang: str | None) -> str:
+    return translate("explain.labelled", lang, label=translate(label_key, lang), text=text)
+
+
 def _cause_lines(c: RankedCause, lang: str | None, color: bool, *, detailed: bool) -> list[str]:
     status = ""
     if c.status != "possible":
@@ -63,10 +67,10 @@ def _cause_lines(c: RankedCause, lang: str | None, color: bool, *, detailed: boo
         lines.extend(_wrap(c.ruled_out.render(lang), "         "))
         return lines
     for f in c.confirmed_by:
-        lines.extend(_wrap(f"{translate('explain.confirmed_by', lang)}: {f.id} {f.title.render(lang)}", "         "))
+        lines.extend(_wrap(labelled("explain.confirmed_by", f"{f.id} {f.title.render(lang)}", lang), "         "))
     if detailed:
-        lines.extend(_wrap(f"{translate('explain.how_to_tell', lang)}: {c.tell.render(lang)}", "         "))
-        lines.extend(_wrap(f"{translate('explain.fix', lang)}: {c.fix.render(lang)}", "         "))
+        lines.extend(_wrap(labelled("explain.how_to_tell", c.tell.render(lang), lang), "         "))
+        lines.extend(_wrap(labelled("explain.fix", c.fix.render(lang), lang), "         "))
         fixes = [fix for f in c.confirmed_by for fix in f.fixes]
         commands = [cmd for fix in fixes for cmd in fix.commands] or list(c.commands)
         for command in dict.fromkeys(commands):
