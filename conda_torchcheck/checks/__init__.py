@@ -53,9 +53,22 @@ class Check:
     platforms: tuple[str, ...] = ("windows", "linux", "darwin")
 
 
-def all_checks() -> list[Check]:
+# Checks that only ever apply to one OS, so a run on another OS need not import them (their CHECK.platforms
+# says the same; a test keeps the two in agreement).
+OS_ONLY: dict[str, str] = {
+    **{m: "windows" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("win_")},
+    **{m: "linux" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("linux_")},
+    "conda_torchcheck.checks.cuda_driver": "linux",
+    "conda_torchcheck.checks.mkl_ijit": "linux",
+}
+
+
+def all_checks(target_os: str | None = None) -> list[Check]:
+    """Every registered check, or only those that can apply to ``target_os``."""
     checks = []
     for module_name in CHECK_MODULES:
+        if target_os is not None and OS_ONLY.get(module_name, target_os) != target_os:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -84,7 +97,7 @@ def select(checks: Sequence[Check], only: Sequence[str] = (), skip: Sequence[str
 
 def run_checks(ctx: CheckContext, only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Finding]:
     findings: list[Finding] = []
-    for check in select(all_checks(), only, skip):
+    for check in select(all_checks(ctx.env.os), only, skip):
         if ctx.env.os not in check.platforms:
             continue
         try:
