@@ -262,7 +262,7 @@ def test_a_crashing_check_becomes_tc990(make_env, monkeypatch):
         raise KeyError("surprise")
         yield  # pragma: no cover
 
-    monkeypatch.setattr(checks, "all_checks", lambda: [Check("boom", ("TC000",), "explodes", boom)])
+    monkeypatch.setattr(checks, "all_checks", lambda target_os=None: [Check("boom", ("TC000",), "explodes", boom)])
     [f] = run_checks(context(make_env()))
     assert (f.id, f.severity.value, f.check) == ("TC990", "warning", "boom")
     assert f.evidence["error"] == "KeyError: 'surprise'"
