@@ -17,13 +17,26 @@ SUMMARY = "Why `import torch` fails (or will fail) in an environment, proven fro
 RUN_FOR = frozenset({"install", "create", "update", "remove", "env_create", "env_update"})
 
 
-def _configure_parser(parser):
-    from conda_torchcheck.hooks.subcommand import configure_parser
+_PARSER_PROBLEM = []
 
-    configure_parser(parser)
+
+def _configure_parser(parser):
+    # conda builds every plugin's parser on every command: a failure here must not break `conda install`
+    try:
+        from conda_torchcheck.hooks.subcommand import configure_parser
+
+        configure_parser(parser)
+    except Exception as exc:
+        _PARSER_PROBLEM.append(f"{type(exc).__name__}: {exc}")
+        parser.greedy = True  # conda then hands the action the raw arguments, whatever they are
 
 
 def _execute(args):
+    if _PARSER_PROBLEM:
+        import sys
+
+        print(f"{PLUGIN}: error: the command line could not be set up ({_PARSER_PROBLEM[-1]})", file=sys.stderr)
+        return 2
     from conda_torchcheck.hooks.subcommand import execute
 
     return execute(args)

@@ -268,3 +268,19 @@ def test_removing_the_whole_env_is_silent(conda_cli, conda_home):
     conda_cli("create", "-p", prefix, *CHANNELS, "-y", *BROKEN)
     out, err, rc = conda_cli("remove", "-p", prefix, "--all", "-y")
     assert rc == 0 and ours(err) == [] and not (prefix / "conda-meta").exists()
+
+
+def test_a_broken_parser_setup_breaks_only_conda_torchcheck(conda_cli, conda_home, monkeypatch):
+    from conda_torchcheck.hooks import subcommand
+
+    def broken(parser):
+        raise RuntimeError("simulated parser bug")
+
+    from conda_torchcheck import plugin
+
+    monkeypatch.setattr(subcommand, "configure_parser", broken)
+    monkeypatch.setattr(plugin, "_PARSER_PROBLEM", [])
+    out, err, rc = conda_cli("create", "-p", conda_home / "still-works", "--offline", "-y")
+    assert rc == 0
+    out, err, rc = conda_cli("torchcheck", "-p", conda_home / "still-works")
+    assert rc == 2 and "could not be set up (RuntimeError: simulated parser bug)" in err
