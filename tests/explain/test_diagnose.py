@@ -271,3 +271,11 @@ def test_real_230_wheel_runtime_then_mkl(tmp_path):
 def test_real_240_wheel_libomp140(tmp_path):
     builder, ctx = _real_windows_env(tmp_path, "2.4.0", "msvc-runtime-14.44")
     _assert_root(ctx, builder, "fbgemm.dll", "libomp140-missing", "TC301.libomp140.title")
+
+
+def test_env_without_torch_says_the_error_is_not_from_it(make_env):
+    b = make_env(os="linux", layout="conda")
+    text = "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory"
+    [d] = explain(text, ctx_for(b)).diagnoses
+    assert "explain.note.no_torch" in [n.key for n in d.notes]
+    assert d.root_cause is None
