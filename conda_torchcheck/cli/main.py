@@ -60,21 +60,25 @@ def with_default_verb(argv: Sequence[str]) -> list[str]:
 
 def run_verb(args: argparse.Namespace) -> int:
     """Run the parsed verb; input problems become one line on stderr and exit code 2."""
-    from conda_torchcheck.messages import set_language, translate
+    from conda_torchcheck import messages
 
+    previous = messages.language_override()
     if getattr(args, "lang", None):
-        set_language(args.lang)
+        messages.set_language(args.lang)
     try:
         return int(args.func(args) or 0)
     except TorchCheckError as exc:
-        print(translate("cli.error_prefix", message=str(exc)), file=sys.stderr)
+        print(messages.translate("cli.error_prefix", message=str(exc)), file=sys.stderr)
         if exc.hint:
-            print(translate("cli.hint_prefix", hint=exc.hint), file=sys.stderr)
+            print(messages.translate("cli.hint_prefix", hint=exc.hint), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        # in-process callers (the conda subcommand, tests) must not inherit this call's --lang
+        messages.set_language(previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -140,6 +140,11 @@ _language_override: str | None = None
 LANGUAGE_VARIABLE = "CONDA_TORCHCHECK_LANG"
 
 
+def language_override() -> str | None:
+    """The language fixed by :func:`set_language`, if any."""
+    return _language_override
+
+
 def set_language(lang: str | None) -> None:
     """Fix the language for this process (``--lang``); ``None`` returns to detection."""
     global _language_override

@@ -279,3 +279,15 @@ def test_python_dash_m(make_env):
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == ""
     assert json.loads(proc.stdout)["summary"]["errors"] == 1
+
+
+def test_lang_does_not_stick_between_in_process_calls(make_env, capsys):
+    from conda_torchcheck.cli.main import main
+    from conda_torchcheck.messages import current_language
+
+    env = make_env(os="linux", layout="venv")
+    main(["-p", str(env.prefix), "--lang", "zh_CN"])
+    assert "环境" in capsys.readouterr().out
+    assert current_language() == "en"
+    main(["-p", str(env.prefix)])
+    assert "Environment" in capsys.readouterr().out
