@@ -20,8 +20,19 @@ from pathlib import Path
 
 import pytest
 
-CACHE = Path(os.environ.get("TORCHCHECK_TESTDATA") or os.path.expanduser("~/.cache/conda-torchcheck-testdata"))
-_REAL_HOME = os.path.expanduser("~")
+
+def _real_home() -> str:
+    """The user's home from the password database: tests redirect HOME, the cache must not follow."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):  # Windows, or a uid without an entry
+        return os.path.expanduser("~")
+
+
+_REAL_HOME = _real_home()
+CACHE = Path(os.environ.get("TORCHCHECK_TESTDATA") or os.path.join(_REAL_HOME, ".cache", "conda-torchcheck-testdata"))
 LOCAL_WHEEL_DIRS = (Path("/opt/wheels"),)
 
 

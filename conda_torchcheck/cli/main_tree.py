@@ -83,7 +83,9 @@ def execute(args: argparse.Namespace) -> int:
 
     fmt = "json" if getattr(args, "json", False) else (args.format or "text")
     if getattr(args, "json", False) and args.format not in (None, "json"):
-        raise UsageError("--json and --format " + args.format + " contradict each other")
+        from conda_torchcheck.messages import translate
+
+        raise UsageError(translate("cli.usage.json_and_format", format=args.format))
     env, graph = build_graph(args)
     if fmt == "json":
         text = render_tree_json(graph, target={"prefix": str(env.prefix), "os": env.os, "platform": env.platform})

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from conda_torchcheck.errors import UsageError
+from conda_torchcheck.messages import translate
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, conda: bool = False) -> None:
@@ -64,7 +65,7 @@ def host_overrides(args: argparse.Namespace) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in getattr(args, "host_env", None) or []:
         if "=" not in item:
-            raise UsageError(f"--env expects NAME=VALUE, got '{item}'")
+            raise UsageError(translate("cli.usage.env_item", item=item))
         key, value = item.split("=", 1)
         out[key] = value
     if getattr(args, "host_path", None) is not None:
@@ -77,7 +78,7 @@ def host_overrides(args: argparse.Namespace) -> dict[str, str]:
 def output_format(args: argparse.Namespace) -> str:
     if getattr(args, "json", False):
         if args.format not in (None, "json"):
-            raise UsageError("--json and --format " + args.format + " contradict each other")
+            raise UsageError(translate("cli.usage.json_and_format", format=args.format))
         return "json"
     return args.format or "text"
 

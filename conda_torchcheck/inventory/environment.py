@@ -22,6 +22,7 @@ from conda_torchcheck.inventory.model import (
     PythonInfo,
     SiteDir,
 )
+from conda_torchcheck.messages import translate
 
 _PYDIR = re.compile(r"^python(\d)\.(\d+)(t?)$")
 _PYDLL = re.compile(r"^python(\d)(\d+)(t?)\.dll$", re.IGNORECASE)
@@ -367,21 +368,21 @@ def load_environment(
     try:
         prefix = prefix.absolute()
     except OSError as exc:  # pragma: no cover - cwd vanished
-        raise TargetError(f"cannot resolve {prefix}: {exc}") from exc
+        raise TargetError(translate("cli.target.cannot_resolve", prefix=str(prefix), error=str(exc))) from exc
     if not prefix.exists():
-        raise TargetError(f"{prefix} does not exist")
+        raise TargetError(translate("cli.target.missing", prefix=str(prefix)))
     if not prefix.is_dir():
-        raise TargetError(f"{prefix} is not a directory")
+        raise TargetError(translate("cli.target.not_dir", prefix=str(prefix)))
     try:
         os.listdir(prefix)
     except OSError as exc:
-        raise TargetError(f"{prefix} cannot be read: {exc.strerror or exc}") from exc
+        detail = str(exc.strerror or exc)
+        raise TargetError(translate("cli.target.unreadable", prefix=str(prefix), error=detail)) from exc
     records, meta_problems = read_conda_meta(prefix)  # once: large envs hold tens of MB of JSON
     os_ = target_os or detect_os(prefix, records)
     if not _looks_like_env(prefix, os_):
         raise TargetError(
-            f"{prefix} is not a Python environment (no conda-meta, pyvenv.cfg or Python interpreter found)",
-            hint="pass the env's root folder with -p, or its name with -n",
+            translate("cli.target.not_env", prefix=str(prefix)), hint=translate("cli.target.not_env_hint")
         )
     pyvenv = read_pyvenv_cfg(prefix)
     layout = detect_layout(prefix, pyvenv)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from conda_torchcheck.errors import TargetError
+from conda_torchcheck.messages import translate
 
 
 def _environments_txt(home: Path) -> list[Path]:
@@ -124,11 +125,11 @@ def resolve_name(name: str, environ: Mapping[str, str] | None = None, home: Path
         for root in _conda_roots(environ, home):
             if (root / "conda-meta").is_dir():
                 return root
-        raise TargetError(
-            "cannot find the conda base environment", hint="set CONDA_ROOT, or pass the base prefix with -p"
-        )
+        raise TargetError(translate("cli.target.no_base"), hint=translate("cli.target.no_base_hint"))
     if "/" in name or "\\" in name or name in (".", ".."):
-        raise TargetError(f"'{name}' is a path, not an environment name", hint="use -p for paths")
+        raise TargetError(
+            translate("cli.target.name_is_path", name=name), hint=translate("cli.target.name_is_path_hint")
+        )
     for directory in envs_dirs(environ, home):
         candidate = directory / name
         if (candidate / "conda-meta").is_dir():
@@ -137,8 +138,8 @@ def resolve_name(name: str, environ: Mapping[str, str] | None = None, home: Path
         if entry.name == name and entry.is_dir():
             return entry
     raise TargetError(
-        f"no environment named '{name}' was found",
-        hint="looked in " + ", ".join(str(d) for d in envs_dirs(environ, home)) + " and ~/.conda/environments.txt",
+        translate("cli.target.no_such_name", name=name),
+        hint=translate("cli.target.no_such_name_hint", places=", ".join(str(d) for d in envs_dirs(environ, home))),
     )
 
 
@@ -166,7 +167,7 @@ def _path_rank(prefix: str, environ: Mapping[str, str]) -> int:
 
 def resolve_target(prefix: str | None, name: str | None, environ: Mapping[str, str] | None = None) -> Path:
     if prefix and name:
-        raise TargetError("give either -p/--prefix or -n/--name, not both")
+        raise TargetError(translate("cli.target.prefix_and_name"))
     if prefix:
         return Path(os.path.expanduser(prefix))
     if name:

@@ -291,3 +291,11 @@ def test_lang_does_not_stick_between_in_process_calls(make_env, capsys):
     assert current_language() == "en"
     main(["-p", str(env.prefix)])
     assert "Environment" in capsys.readouterr().out
+
+
+def test_input_errors_follow_the_language(tmp_path, capsys):
+    from conda_torchcheck.cli.main import main
+
+    assert main(["-p", str(tmp_path / "missing"), "--lang", "zh_CN"]) == 2
+    err = capsys.readouterr().err
+    assert "不存在" in err and err.count("\n") == 1
