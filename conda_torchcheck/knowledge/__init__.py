@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -15,7 +15,7 @@ from conda_torchcheck._toml import load_toml_text
 @functools.cache
 def load(name: str) -> dict[str, Any]:
     """The parsed table ``<name>.toml``."""
-    return load_toml_text(resources.files(__name__).joinpath(f"{name}.toml").read_text(encoding="utf-8"))
+    return load_toml_text((Path(__file__).resolve().parent / f"{name}.toml").read_text(encoding="utf-8"))
 
 
 def parse_version(text: str | None) -> Version | None:

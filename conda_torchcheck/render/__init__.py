@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from conda_torchcheck.report import Report
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the report module pulls in the inventory; tree and explain render without it
+    from conda_torchcheck.report import Report
 
 FORMATS = ("text", "json", "markdown")
 

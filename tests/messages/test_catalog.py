@@ -182,3 +182,11 @@ def test_literal_message_calls_fill_every_placeholder():
         if needed - given:
             problems.append(f"{f}:{line}: {key} needs {sorted(needed - given)}")
     assert not problems, "placeholders left unfilled (they would show as {name}):\n" + "\n".join(problems)
+
+
+def test_lookup_index_finds_every_key():
+    """lookup() parses only the files its text-scan index names; every key must be reachable that way."""
+    from conda_torchcheck.messages import catalog, lookup
+
+    unreachable = [key for key in catalog() if lookup(key) is None]
+    assert unreachable == []
