@@ -51,10 +51,12 @@ def _record_entries(dist) -> list[Entry]:
     for row in read_record(dist.record_path):
         if len(row) < 3 or not row[0] or not row[1]:
             continue  # RECORD itself, INSTALLER, __pycache__ entries carry no hash
+        rel = row[0]
+        if rel.endswith(NOT_CHECKED):  # most of a torch RECORD (headers, static libraries): skip early
+            continue
         algo, _, value = row[1].partition("=")
         if algo != "sha256":
             continue
-        rel = row[0]
         suffix = rel[rel.rfind(".") :].lower() if "." in rel[rel.rfind("/") + 1 :] else ""
         if suffix in NOT_CHECKED:
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -165,24 +166,55 @@ def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | Non
     )
 
 
+def record_rows(record_path: Path) -> tuple[tuple[str, str, str], ...]:
+    """The (path, hash, size) fields of a RECORD file, parsed once per file version.
+
+    torch's RECORD has 10,000+ rows and several checks read it; the csv module is used only for the rare
+    quoted rows (a path holding a comma), the rest is split from the right, since only the path can hold commas.
+    """
+    try:
+        st = os.stat(record_path)
+    except OSError:
+        return ()
+    return _record_rows(str(record_path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _record_rows(path: str, _mtime: int, _size: int) -> tuple[tuple[str, str, str], ...]:
+    try:
+        with open(path, encoding="utf-8", newline="", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return ()
+    rows: list[tuple[str, str, str]] = []
+    quoted: list[str] = []
+    for line in text.splitlines():
+        if not line:
+            continue
+        if '"' in line:
+            quoted.append(line)
+            continue
+        fields = line.rsplit(",", 2)
+        rows.append((fields[0], fields[1] if len(fields) > 1 else "", fields[2] if len(fields) > 2 else ""))
+    if quoted:
+        import csv
+
+        for row in csv.reader(quoted):
+            if row:
+                row += [""] * (3 - len(row))
+                rows.append((row[0], row[1], row[2]))
+    return tuple(rows)
+
+
 def read_record_file(dist: Distribution) -> list[tuple[str, str | None, int | None]]:
     """RECORD rows as (path relative to the site dir, sha256 in urlsafe-base64 or None, size or None)."""
-    import csv
-    import io
-
-    text = _read_text(dist.record_path)
-    if not text:
-        return []
-    rows = []
-    for row in csv.reader(io.StringIO(text)):
-        if not row:
-            continue
-        path = row[0]
-        digest = None
-        size = None
-        if len(row) > 1 and row[1].startswith("sha256="):
-            digest = row[1][len("sha256=") :]
-        if len(row) > 2 and row[2].strip().isdigit():
-            size = int(row[2])
-        rows.append((path, digest, size))
-    return rows
+    out = []
+    for path, digest, size in record_rows(dist.record_path):
+        out.append(
+            (
+                path,
+                digest[len("sha256=") :] if digest.startswith("sha256=") else None,
+                int(size) if size.strip().isdigit() else None,
+            )
+        )
+    return out

@@ -1036,24 +1036,11 @@ class _Simulation:
 # ----------------------------------------------------------------------------------------------- torch
 
 
-def read_record(path: Path) -> tuple[tuple[str, ...], ...]:
-    """The rows of a wheel's RECORD, parsed once per file version (the loader and the file check both need it)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return ()
-    return _read_record(str(path), st.st_mtime_ns, st.st_size)
+def read_record(path: Path) -> tuple[tuple[str, str, str], ...]:
+    """The rows of a wheel's RECORD (parsed once per file version; the loader and the file check both need it)."""
+    from conda_torchcheck.inventory.dists import record_rows
 
-
-@functools.lru_cache(maxsize=16)
-def _read_record(path: str, _mtime: int, _size: int) -> tuple[tuple[str, ...], ...]:
-    import csv
-
-    try:
-        with open(path, encoding="utf-8", newline="", errors="replace") as fh:
-            return tuple(tuple(row) for row in csv.reader(fh) if row)
-    except OSError:
-        return ()
+    return record_rows(path)
 
 
 def _own_paths(torch_info, env) -> set[str]:
