@@ -14,9 +14,7 @@ import base64
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -148,6 +146,8 @@ class HashCache:
             self.location.parent.mkdir(parents=True, exist_ok=True)
             if len(self.entries) > 20_000:  # keep it small: forget the oldest half
                 self.entries = dict(list(self.entries.items())[10_000:])
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=self.location.parent, prefix=".hashes-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump({"version": self.VERSION, "files": self.entries}, fh)
@@ -196,6 +196,8 @@ def verify(
     computed = [(e, st, _sha256(e.path)) for e, st in small]
     if big:
         # hashlib releases the GIL on large buffers: a few threads overlap reading and hashing
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             computed.extend((e, st, d) for (e, st), d in zip(big, pool.map(lambda p: _sha256(p[0].path), big)))
     for entry, st, digest in computed:

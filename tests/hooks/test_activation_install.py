@@ -224,3 +224,9 @@ def test_hooks_verb_install_status_remove(make_env, capsys):
 def test_hooks_verb_on_a_non_env_is_a_usage_error(tmp_path, capsys):
     assert main(["hooks", "install", "-p", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_check_knows_the_script_stem_without_importing_the_renderer():
+    from conda_torchcheck.hooks.activation import check, render
+
+    assert check.SCRIPT_STEM == render.STEM

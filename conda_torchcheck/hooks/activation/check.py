@@ -13,9 +13,19 @@ from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
 
+#: render.STEM, repeated so that this check need not import the renderer (a test keeps them equal)
+SCRIPT_STEM = "zz_conda_torchcheck"
+
+
 def run(ctx: CheckContext) -> Iterator[Finding]:
     env = ctx.env
     if env.layout not in ("conda", "pixi"):
+        return
+    # one listing decides, before importing the script machinery (~15 ms) that only installed scripts need
+    from conda_torchcheck.inventory import fs
+
+    listed = fs.listing(env.prefix / "etc" / "conda" / "activate.d")
+    if not any(name.startswith(SCRIPT_STEM) for name in listed):
         return
     from conda_torchcheck.hooks.activation import install, render
     from conda_torchcheck.hooks.activation.facts import facts_for
