@@ -49,3 +49,21 @@ def test_old_nccl_on_ld_library_path_is_the_cause(make_env):
     assert f.fixes[0].kind == "env" and f.fixes[0].commands == ("unset LD_LIBRARY_PATH",)
     # without LD_LIBRARY_PATH the wheel's copy is used and the symbol is there
     assert run_ids(context(builder.prefix), "TC403") == []
+
+
+def test_pytorch_channel_with_mkl_2024_1_is_one_finding_with_binary_proof(make_env):
+    """TC105 names the cause from conda-meta; TC403 does not repeat it, its symbols become TC105's proof."""
+    builder = make_env(layout="conda")
+    pkg = minitorch_env(builder, mkl="2024.1")
+    info = next(builder.site_packages.glob("torch-*.dist-info"))
+    (info / "INSTALLER").write_text("conda\n", encoding="utf-8")  # conda's own package, not pip's
+    metadata = f"{builder.site_rel}/{info.name}/METADATA"
+    builder.conda_record(
+        "pytorch", "2.2.2", "py3.11_cpu_0", channel="pytorch", files={metadata: (info / "METADATA").read_bytes()}
+    )
+    builder.conda_record("mkl", "2024.1.0", "h0000000_0", channel="defaults")
+    findings = run_ids(context(builder.prefix), "TC105", "TC403")
+    assert [f.id for f in findings] == ["TC105"]
+    proof = findings[0].evidence["confirmed by the binaries"]
+    assert any("undefined symbol: iJIT_NotifyEvent" in line for line in proof)
+    assert dlopen(pkg / "_C.cpython-311-x86_64-linux-gnu.so").endswith("undefined symbol: iJIT_NotifyEvent")
