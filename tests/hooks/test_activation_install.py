@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import pytest
@@ -16,19 +15,10 @@ from conda_torchcheck.hooks.activation import install, render
 from conda_torchcheck.hooks.activation.facts import elf_search_tags, facts_for
 from conda_torchcheck.inventory import find_torch, load_environment
 
-
-def elf_with_dynamic(tags: dict[int, int]) -> bytes:
-    """A little-endian ELF64 shared object whose only program header is PT_DYNAMIC with ``tags``."""
-    entries = b"".join(struct.pack("<qQ", tag, value) for tag, value in tags.items()) + struct.pack("<qQ", 0, 0)
-    phoff, dyn_off = 64, 64 + 56
-    header = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
-    header += struct.pack("<HHIQQQIHHHHHH", 3, 0x3E, 1, 0, phoff, 0, 0, 64, 56, 1, 64, 0, 0)
-    phdr = struct.pack("<IIQQQQQQ", 2, 6, dyn_off, dyn_off, dyn_off, len(entries), len(entries), 8)
-    return header + phdr + entries
-
-
-RUNPATH_LIB = elf_with_dynamic({1: 1, 29: 1})  # DT_NEEDED, DT_RUNPATH
-RPATH_LIB = elf_with_dynamic({1: 1, 15: 1})  # DT_NEEDED, DT_RPATH
+# gcc-built fixtures (tests/fixtures/elf/build.sh): same library, DT_RUNPATH or DT_RPATH
+PRECEDENCE = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "prebuilt" / "precedence"
+RUNPATH_LIB = (PRECEDENCE / "librunp.so").read_bytes()
+RPATH_LIB = (PRECEDENCE / "librp.so").read_bytes()
 
 
 def tree(prefix: Path) -> set[str]:

@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 import re
-import struct
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -23,9 +22,6 @@ SAFE_DLL = re.compile(r"^[A-Za-z0-9_.+-]+\.dll$", re.IGNORECASE)
 SHADOWABLE_SO = re.compile(r"^lib(cu[a-zA-Z]|cudnn|nccl|nv|torch|c10|shm|caffe2)[A-Za-z0-9_+.-]*\.so(\.[0-9]+)?$")
 SAFE_REL_DIR = re.compile(r"^[A-Za-z0-9_.+/-]+$")
 MAX_NAMES = 400
-
-DT_RPATH = 15
-DT_RUNPATH = 29
 
 
 @dataclass(frozen=True)
@@ -57,68 +53,16 @@ def _listdir(path: Path | None) -> list[str]:
 
 
 def elf_search_tags(path: Path) -> tuple[bool, bool] | None:
-    """(has DT_RPATH, has DT_RUNPATH) from the PT_DYNAMIC segment; None when the file is not a readable ELF.
+    """(has DT_RPATH, has DT_RUNPATH); None when the file is not a readable ELF.
 
-    Reads the ELF header, the program headers and the dynamic segment only (a few KB even for a 400 MB library).
+    The ELF reader maps the file and reads only the header, program headers and dynamic section.
     """
-    try:
-        with open(path, "rb") as fh:
-            ident = fh.read(64)
-            if len(ident) < 52 or ident[:4] != b"\x7fELF":
-                return None
-            is64 = ident[4] == 2
-            end = "<" if ident[5] == 1 else ">"
-            if is64:
-                phoff, phentsize, phnum = (
-                    struct.unpack_from(end + "Q", ident, 32)[0],
-                    *struct.unpack_from(end + "HH", ident, 54),
-                )
-            else:
-                phoff, phentsize, phnum = (
-                    struct.unpack_from(end + "I", ident, 28)[0],
-                    *struct.unpack_from(end + "HH", ident, 42),
-                )
-            if phnum == 0 or phnum > 512 or phentsize < (56 if is64 else 32):
-                return None
-            fh.seek(phoff)
-            table = fh.read(phentsize * phnum)
-            dyn_offset = dyn_size = None
-            for i in range(phnum):
-                entry = table[i * phentsize : (i + 1) * phentsize]
-                if len(entry) < phentsize:
-                    break
-                (p_type,) = struct.unpack_from(end + "I", entry, 0)
-                if p_type != 2:  # PT_DYNAMIC
-                    continue
-                if is64:
-                    dyn_offset, dyn_size = (
-                        struct.unpack_from(end + "Q", entry, 8)[0],
-                        struct.unpack_from(end + "Q", entry, 32)[0],
-                    )
-                else:
-                    dyn_offset, dyn_size = (
-                        struct.unpack_from(end + "I", entry, 4)[0],
-                        struct.unpack_from(end + "I", entry, 16)[0],
-                    )
-                break
-            if dyn_offset is None or not dyn_size or dyn_size > 1 << 20:
-                return (False, False)
-            fh.seek(dyn_offset)
-            dyn = fh.read(dyn_size)
-    except (OSError, struct.error):
+    from conda_torchcheck.binaries.elf import ElfFile, read_elf
+
+    elf = read_elf(path)
+    if not isinstance(elf, ElfFile):
         return None
-    size = 16 if is64 else 8
-    fmt = end + ("qQ" if is64 else "iI")
-    rpath = runpath = False
-    for off in range(0, len(dyn) - size + 1, size):
-        tag, _ = struct.unpack_from(fmt, dyn, off)
-        if tag == 0:
-            break
-        if tag == DT_RPATH:
-            rpath = True
-        elif tag == DT_RUNPATH:
-            runpath = True
-    return rpath, runpath
+    return bool(elf.rpath), bool(elf.runpath)
 
 
 def _rel(path: Path, prefix: Path) -> str | None:
