@@ -12,7 +12,6 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
-
 #: render.STEM, repeated so that this check need not import the renderer (a test keeps them equal)
 SCRIPT_STEM = "zz_conda_torchcheck"
 
