@@ -279,7 +279,9 @@ def _variant(file: EnvFile, deps: dict[str, CondaDep], pip: dict[str, PipItem], 
             signals.append(("cuda", torch.text))
         elif "cpu" in b:
             signals.append(("cpu", torch.text))
-    for item in pip.values():
+    # every torch-family requirement, not only the first per name: `torch` and `torch==2.3.0+cu121` in one
+    # list must give the same intent before and after a fix (the fix adds the index URL the tag implies)
+    for item in _pip_torch_items(file):
         tag = item.line.local_tag
         if tag:
             signals.append(("cuda" if tag.startswith("cu") else "cpu" if tag == "cpu" else tag, item.text))
@@ -291,7 +293,11 @@ def _variant(file: EnvFile, deps: dict[str, CondaDep], pip: dict[str, PipItem], 
     return signals
 
 
-def _cuda(deps: dict[str, CondaDep], pip: dict[str, PipItem], indexes) -> str | None:
+def _pip_torch_items(file: EnvFile) -> list[PipItem]:
+    return [item for item in file.pip or () if item.line.kind == "requirement" and item.line.name in PIP_TORCH]
+
+
+def _cuda(deps: dict[str, CondaDep], pip: list[PipItem], indexes) -> str | None:
     for name in ("pytorch-cuda", "cuda-version", "cudatoolkit"):
         dep = deps.get(name)
         if dep is not None and dep.spec is not None and dep.spec.version:
@@ -301,7 +307,7 @@ def _cuda(deps: dict[str, CondaDep], pip: dict[str, PipItem], indexes) -> str | 
             head = dep.spec.version.strip("=*. ")
             if head.isdigit():
                 return head
-    for item in pip.values():
+    for item in pip:
         cuda = cuda_of_tag(item.line.local_tag)
         if cuda:
             return cuda
@@ -422,7 +428,7 @@ def analyse(file: EnvFile) -> Intent:
         era=era,
         variant=variant,
         variant_signals=tuple(signals),
-        cuda=_cuda(deps, pip, indexes),
+        cuda=_cuda(deps, _pip_torch_items(file), indexes),
         python=python,
         python_minors=minors,
         indexes=tuple(indexes),
