@@ -17,30 +17,7 @@ from dataclasses import dataclass, replace
 
 from packaging.version import InvalidVersion, Version
 
-_NORMALIZE = re.compile(r"[-_.]+")
-_SUBDIRS = (
-    "noarch",
-    "linux-64",
-    "linux-aarch64",
-    "linux-ppc64le",
-    "linux-s390x",
-    "linux-32",
-    "linux-armv7l",
-    "osx-64",
-    "osx-arm64",
-    "win-64",
-    "win-32",
-    "win-arm64",
-    "emscripten-wasm32",
-    "wasi-wasm32",
-    "zos-z",
-)
-
-
-def normalize(name: str) -> str:
-    """PEP 503 name normalisation (``Torch_Vision`` → ``torch-vision``)."""
-    return _NORMALIZE.sub("-", name).lower()
-
+from conda_torchcheck.inventory.names import SUBDIRS, normalize
 
 # --------------------------------------------------------------------------------------------------------
 # channels
@@ -56,7 +33,7 @@ def channel_name(text: str) -> str:
     if lowered in ("nodefaults", "defaults", "main", "pkgs/main", "pkgs/r", "pkgs/msys2", "pkgs/free"):
         return "nodefaults" if lowered == "nodefaults" else "defaults"
     parts = raw.split("/")
-    while len(parts) > 1 and parts[-1].lower() in _SUBDIRS:
+    while len(parts) > 1 and parts[-1].lower() in SUBDIRS:
         parts.pop()
     if "://" not in raw:
         name = parts[0] if "label" in parts[1:] else "/".join(parts)

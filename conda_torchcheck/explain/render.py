@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 from conda_torchcheck.explain import Explanation
 from conda_torchcheck.explain.diagnose import CONFIRMED, RULED_OUT, Diagnosis, RankedCause
 from conda_torchcheck.messages import translate
 from conda_torchcheck.render.style import paint
+from conda_torchcheck.render.text import wrap
 
-WIDTH = 100
 _STATUS_STYLE = {CONFIRMED: "red", RULED_OUT: "dim", "not-found": "dim", "unverifiable": "yellow"}
-
-
-def _wrap(text: str, indent: str) -> list[str]:
-    lines: list[str] = []
-    for para in text.splitlines() or [""]:
-        lines.extend(
-            textwrap.wrap(
-                para,
-                WIDTH,
-                initial_indent=indent,
-                subsequent_indent=indent,
-                break_on_hyphens=False,
-                break_long_words=False,
-            )
-            or [indent]
-        )
-    return lines
 
 
 def source_label(source: str, lang: str | None) -> str:
@@ -62,15 +44,15 @@ def _cause_lines(c: RankedCause, lang: str | None, color: bool, *, detailed: boo
         status = (
             " [" + paint(translate(f"explain.status.{c.status}", lang), _STATUS_STYLE.get(c.status, ""), color) + "]"
         )
-    lines = _wrap(f"{c.rank}. {c.title.render(lang)}{status}", "      ")
+    lines = wrap(f"{c.rank}. {c.title.render(lang)}{status}", "      ")
     if c.ruled_out is not None:
-        lines.extend(_wrap(c.ruled_out.render(lang), "         "))
+        lines.extend(wrap(c.ruled_out.render(lang), "         "))
         return lines
     for f in c.confirmed_by:
-        lines.extend(_wrap(labelled("explain.confirmed_by", f"{f.id} {f.title.render(lang)}", lang), "         "))
+        lines.extend(wrap(labelled("explain.confirmed_by", f"{f.id} {f.title.render(lang)}", lang), "         "))
     if detailed:
-        lines.extend(_wrap(labelled("explain.how_to_tell", c.tell.render(lang), lang), "         "))
-        lines.extend(_wrap(labelled("explain.fix", c.fix.render(lang), lang), "         "))
+        lines.extend(wrap(labelled("explain.how_to_tell", c.tell.render(lang), lang), "         "))
+        lines.extend(wrap(labelled("explain.fix", c.fix.render(lang), lang), "         "))
         fixes = [fix for f in c.confirmed_by for fix in f.fixes]
         commands = [cmd for fix in fixes for cmd in fix.commands] or list(c.commands)
         for command in dict.fromkeys(commands):
@@ -84,9 +66,9 @@ def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbos
         head += " " + translate("explain.seen_times", lang, count=d.match.count)
     lines = [paint(head, "bold", color)]
     lines.append("    > " + d.match.excerpt)
-    lines.extend(_wrap(d.explanation.render(lang), "    "))
+    lines.extend(wrap(d.explanation.render(lang), "    "))
     for note in d.notes:
-        lines.extend(_wrap("! " + note.render(lang), "    "))
+        lines.extend(wrap("! " + note.render(lang), "    "))
     lines.append("")
     root = d.root_cause
     if root is not None:
@@ -98,7 +80,7 @@ def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbos
             for c in others:
                 lines.extend(_cause_lines(c, lang, color, detailed=verbose > 0))
         return lines
-    lines.extend(_wrap(d.verdict.render(lang), "    "))
+    lines.extend(wrap(d.verdict.render(lang), "    "))
     if d.env_checked:
         lines.append("    " + translate("explain.likely_causes", lang))
     for c in d.causes:
@@ -136,14 +118,14 @@ def render_explanation_text(
             )
         )
     for note in expl.notes:
-        out.extend(_wrap(note.render(lang), ""))
+        out.extend(wrap(note.render(lang), ""))
     if not expl.diagnoses:
         out.append(translate("explain.nothing", lang))
-        out.extend(_wrap(translate("explain.nothing_hint", lang), ""))
+        out.extend(wrap(translate("explain.nothing_hint", lang), ""))
     else:
         out.append(translate("explain.header", lang, count=len(expl.diagnoses), source=source_label(expl.source, lang)))
         if expl.env is None:
-            out.extend(_wrap(translate("explain.no_target", lang), ""))
+            out.extend(wrap(translate("explain.no_target", lang), ""))
         for i, d in enumerate(expl.diagnoses, 1):
             out.append("")
             out.extend(_diagnosis_lines(i, d, lang, color, verbose))

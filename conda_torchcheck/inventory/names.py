@@ -67,24 +67,26 @@ def _mirrored_channel(parts: list[str]) -> str | None:
     return None
 
 
-_SUBDIRS = {
-    "noarch",
-    "linux-64",
-    "linux-aarch64",
-    "linux-ppc64le",
-    "linux-s390x",
-    "linux-32",
-    "linux-armv7l",
-    "osx-64",
-    "osx-arm64",
-    "win-64",
-    "win-32",
-    "win-arm64",
-    "emscripten-wasm32",
-    "wasi-wasm32",
-    "zos-z",
-}
+SUBDIRS = frozenset(
+    {
+        "noarch",
+        "linux-64",
+        "linux-aarch64",
+        "linux-ppc64le",
+        "linux-s390x",
+        "linux-32",
+        "linux-armv7l",
+        "osx-64",
+        "osx-arm64",
+        "win-64",
+        "win-32",
+        "win-arm64",
+        "emscripten-wasm32",
+        "wasi-wasm32",
+        "zos-z",
+    }
+)
 
 
 def _is_subdir(part: str) -> bool:
-    return part in _SUBDIRS
+    return part in SUBDIRS

@@ -14,7 +14,8 @@ _STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blu
 WIDTH = 100
 
 
-def _wrap(text: str, indent: str) -> list[str]:
+def wrap(text: str, indent: str) -> list[str]:
+    """Paragraphs of ``text`` wrapped at WIDTH, each line starting with ``indent``."""
     lines: list[str] = []
     for para in text.splitlines() or [""]:
         lines.extend(
@@ -59,14 +60,14 @@ def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int) -
     sev = translate(f"severity.{f.severity.value}", lang)
     head = f"{paint(sev.upper(), _STYLE[f.severity], color)} {paint(f.id, 'bold', color)}  {f.title.render(lang)}"
     lines = [head]
-    lines.extend(_wrap(f.explanation.render(lang), "    "))
+    lines.extend(wrap(f.explanation.render(lang), "    "))
     if f.evidence:
         lines.append("    " + paint(translate("report.evidence", lang), "dim", color))
         lines.extend(_evidence_lines(dict(f.to_dict(lang)["evidence"]), "      "))
     for i, fix in enumerate(f.fixes, 1):
         label = translate("report.fix", lang) if len(f.fixes) == 1 else f"{translate('report.fix', lang)} {i}"
         admin = f" ({translate('report.needs_admin', lang)})" if fix.needs_admin else ""
-        lines.extend(_wrap(f"{label}: {fix.summary.render(lang)}{admin}", "    "))
+        lines.extend(wrap(f"{label}: {fix.summary.render(lang)}{admin}", "    "))
         for command in fix.commands:
             lines.append("      " + paint(command, "green", color))
     if verbose:
