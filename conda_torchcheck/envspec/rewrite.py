@@ -37,6 +37,7 @@ from conda_torchcheck.envspec.intent import (
 from conda_torchcheck.envspec.matchspec import (
     CondaSpec,
     PipLine,
+    TorchIndex,
     channel_name,
     index_url_for,
     minor_of_spec,
@@ -44,7 +45,7 @@ from conda_torchcheck.envspec.matchspec import (
     parse_pip_line,
     torch_index,
 )
-from conda_torchcheck.envspec.parse import CondaDep, EnvFile
+from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
 from conda_torchcheck.knowledge import torch_release
 from conda_torchcheck.messages import Text, msg
 
@@ -770,6 +771,20 @@ def _move_companions_to_conda(st: _State, deps: list[Entry], out: list[Entry]) -
         st.change("dependencies", "added", None, text, reason, None)
 
 
+def _demote_index(st: _State, e: Entry, item: PipItem, idx: TorchIndex, non_family: list[PipItem]) -> None:
+    """``--index-url`` → ``--extra-index-url``: other pip packages in the list must still come from PyPI."""
+    new = f"--extra-index-url {idx.url}"
+    st.change(
+        "pip",
+        "replaced",
+        e.text,
+        new,
+        _reason("index_hides_pypi", packages=", ".join(p.text for p in non_family[:3])),
+        item.where.line,
+    )
+    e.text = new
+
+
 def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
     file, inst = st.file, st.installed
     if file.pip is None:
@@ -920,16 +935,7 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
         if right:
             e, item, idx = right[0]
             if item.line.option == "--index-url" and not main_ok:
-                new = f"--extra-index-url {idx.url}"
-                st.change(
-                    "pip",
-                    "replaced",
-                    e.text,
-                    new,
-                    _reason("index_hides_pypi", packages=", ".join(p.text for p in non_family[:3])),
-                    item.where.line,
-                )
-                e.text = new
+                _demote_index(st, e, item, idx, non_family)
         elif wrong:
             e, item, idx = wrong[0]
             opt = item.line.option if (item.line.option != "--index-url" or main_ok) else "--extra-index-url"
@@ -952,16 +958,7 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
     else:
         for e, item, idx in existing:
             if item.line.option == "--index-url" and not main_ok:
-                new = f"--extra-index-url {idx.url}"
-                st.change(
-                    "pip",
-                    "replaced",
-                    e.text,
-                    new,
-                    _reason("index_hides_pypi", packages=", ".join(p.text for p in non_family[:3])),
-                    item.where.line,
-                )
-                e.text = new
+                _demote_index(st, e, item, idx, non_family)
     if any(x[2].tag and x[2].tag.startswith("cu") for x in existing) or (torch_tag or "").startswith("cu"):
         loose = [
             file.pip[e.origin]
