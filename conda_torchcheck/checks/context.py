@@ -38,6 +38,10 @@ class CheckContext:
             self._memo[key] = factory()
         return self._memo[key]
 
+    def computed(self, key: str) -> Any | None:
+        """A fact already computed under ``key``, else None (a renderer may show it without paying for it)."""
+        return self._memo.get(key)
+
     @property
     def import_test(self) -> dict[str, Any] | None:
         """The opt-in import test's result as a plain dict for the report (None when it did not run)."""

@@ -243,10 +243,9 @@ def environment_facts(ctx: Any, *, compute: bool = True) -> dict[str, str]:
     ``cuda_driver``: the driver version, only when a check already probed it (never probed here).
     """
     facts: dict[str, str] = {}
-    memo = getattr(ctx, "_memo", {})
     try:
         env = ctx.env
-        if not compute and "load_graph" not in memo and "linux_load" not in memo:
+        if not compute and ctx.computed("load_graph") is None and ctx.computed("linux_load") is None:
             env = None  # nothing modelled yet, and not asked to model it
         if env is None:
             pass
@@ -270,7 +269,7 @@ def environment_facts(ctx: Any, *, compute: bool = True) -> dict[str, str]:
                 versions = [v for v in (obj.elf.version_defs if obj.elf else ()) if v.startswith("GLIBCXX_3.4.")]
                 newest = max(versions, key=lambda v: int(v.rsplit(".", 1)[1]) if v.rsplit(".", 1)[1].isdigit() else 0)
                 facts["libstdcxx"] = f"{obj.path} (up to {newest})" if versions else str(obj.path)
-        driver = memo.get("cuda_driver")
+        driver = ctx.computed("cuda_driver")
         if driver is not None and getattr(driver, "version", None):
             gpus = ", ".join(g.name for g in getattr(driver, "gpus", ()))
             facts["cuda_driver"] = f"{driver.version}" + (f" ({gpus})" if gpus else "")
