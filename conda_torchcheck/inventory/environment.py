@@ -9,6 +9,7 @@ from pathlib import Path
 
 from conda_torchcheck.binaries.headers import sniff
 from conda_torchcheck.errors import TargetError
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.conda_meta import read_conda_meta
 from conda_torchcheck.inventory.dists import read_distributions
 from conda_torchcheck.inventory.fs import find_child, find_path
@@ -364,6 +365,8 @@ def load_environment(
     target_os: OS | None = None,
 ) -> tuple[Environment, HostFacts]:
     """Read everything the checks need about ``prefix``. Raises :class:`TargetError` for a non-env."""
+    # a long-lived process (conda running its hooks in-process) must not see listings from before a transaction
+    fs.clear_cache()
     prefix = Path(os.path.expanduser(str(prefix)))
     try:
         prefix = prefix.absolute()

@@ -5,6 +5,7 @@ Registered in ``checks.CHECK_MODULES``. Costs one directory listing when no scri
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from conda_torchcheck.checks import Check
@@ -21,9 +22,10 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     if env.layout not in ("conda", "pixi"):
         return
     # one listing decides, before importing the script machinery (~15 ms) that only installed scripts need
-    from conda_torchcheck.inventory import fs
-
-    listed = fs.listing(env.prefix / "etc" / "conda" / "activate.d")
+    try:
+        listed = os.listdir(env.prefix / "etc" / "conda" / "activate.d")
+    except OSError:
+        return
     if not any(name.startswith(SCRIPT_STEM) for name in listed):
         return
     from conda_torchcheck.hooks.activation import install, render
