@@ -23,7 +23,7 @@ class Report:
     #: result of the opt-in import test, when it was run
     import_test: dict[str, Any] | None = None
     checks_run: list[str] = field(default_factory=list)
-    #: what the loader models found that a bug report shows (render.markdown.environment_facts)
+    #: what the loader models found that a bug report shows (environment_facts below)
     facts: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -97,3 +97,51 @@ class Report:
         if self.facts:
             doc["facts"] = dict(self.facts)
         return doc
+
+
+def environment_facts(ctx: Any, *, compute: bool = True) -> dict[str, str]:
+    """What the loader models and the driver probe found that a bug report should show (best effort, no raise).
+
+    With ``compute=False`` only what the checks already computed is read (no loader run just for the table).
+
+    ``vc_runtime``: the msvcp140.dll the Windows model binds (the copy that wins, with its version);
+    ``libstdcxx``: the libstdc++.so.6 the Linux model maps, with the newest GLIBCXX it defines;
+    ``cuda_driver``: the driver version, only when a check already probed it (never probed here).
+    """
+    facts: dict[str, str] = {}
+    try:
+        env = ctx.env
+        if not compute and ctx.computed("load_graph") is None and ctx.computed("linux_load") is None:
+            env = None  # nothing modelled yet, and not asked to model it
+        if env is None:
+            pass
+        elif env.os == "windows":
+            from conda_torchcheck.checks.win_common import windows_graph
+
+            graph = windows_graph(ctx)
+            bound = graph.loaded.get("msvcp140.dll") if graph is not None else None
+            if bound is not None:
+                path, how = bound
+                if path is not None:
+                    facts["vc_runtime"] = f"msvcp140.dll {graph.module_version(path) or '?'}: {path} ({how.step})"
+                else:
+                    facts["vc_runtime"] = f"msvcp140.dll: {how.note or how.step}"
+        elif env.os == "linux":
+            from conda_torchcheck.loader.linux import torch_load
+
+            load = torch_load(ctx)
+            obj = load.ldso.find_loaded("libstdc++.so.6") if load is not None else None
+            if obj is not None:
+                versions = [v for v in (obj.elf.version_defs if obj.elf else ()) if v.startswith("GLIBCXX_3.4.")]
+                newest = max(versions, key=lambda v: int(v.rsplit(".", 1)[1]) if v.rsplit(".", 1)[1].isdigit() else 0)
+                facts["libstdcxx"] = f"{obj.path} (up to {newest})" if versions else str(obj.path)
+        driver = ctx.computed("cuda_driver")
+        if driver is not None and getattr(driver, "version", None):
+            gpus = ", ".join(g.name for g in getattr(driver, "gpus", ()))
+            facts["cuda_driver"] = f"{driver.version}" + (f" ({gpus})" if gpus else "")
+    except Exception:  # the table says "not determined" rather than breaking a bug report
+        pass
+    return facts
+
+
+# --- findings ---------------------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def build_report(args: argparse.Namespace):
     )
     ctx = CheckContext(env, host, options)
     findings = run_checks(ctx, split_ids(args.only), split_ids(args.skip))
-    from conda_torchcheck.render.markdown import environment_facts
+    from conda_torchcheck.report import environment_facts
 
     return Report(
         env=env,

@@ -173,7 +173,7 @@ def build_explanation(args: argparse.Namespace):
     if import_result is not None:
         result.import_test = import_result.to_dict()
     if ctx is not None and output_format(args) == "markdown":
-        from conda_torchcheck.render.markdown import environment_facts
+        from conda_torchcheck.report import environment_facts
 
         result.facts = environment_facts(ctx)
     return result

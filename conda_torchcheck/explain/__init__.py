@@ -47,7 +47,7 @@ class Explanation:
     notes: list[Text] = field(default_factory=list)
     #: characters of text read (0 when only the import test supplied text)
     text_length: int = 0
-    #: loader facts for the Markdown environment table (render.markdown.environment_facts)
+    #: loader facts for the Markdown environment table (report.environment_facts)
     facts: dict[str, str] = field(default_factory=dict)
 
     @property
