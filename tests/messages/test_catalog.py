@@ -190,3 +190,12 @@ def test_lookup_index_finds_every_key():
 
     unreachable = [key for key in catalog() if lookup(key) is None]
     assert unreachable == []
+
+
+def test_findings_index_lists_every_page():
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "findings"
+    index = (docs / "README.md").read_text(encoding="utf-8")
+    missing = [p.stem for p in sorted(docs.glob("TC*.md")) if f"[{p.stem}]({p.stem}.md)" not in index]
+    assert missing == []
