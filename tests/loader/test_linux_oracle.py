@@ -129,3 +129,21 @@ def test_mixed_torch_files_give_undefined_symbols(clone):
     }
     assert (m.group(2), m.group(1)) in tc403
     assert all(f.fixes[0].commands and "--force-reinstall" in f.fixes[0].commands[0] for f in errors if f.id == "TC403")
+
+
+def test_healthy_install_satisfies_its_python_requirements(clone):
+    env, host = load_environment(clone)
+    assert run_checks(CheckContext(env, host), only=["TC209"]) == []
+
+
+def test_missing_typing_extensions_is_confirmed_by_the_real_import(clone):
+    """TC209's import-time verdict against the real interpreter: typing_extensions gone → import fails."""
+    sp = site(clone)
+    for entry in list(sp.iterdir()):
+        if entry.name.startswith("typing_extensions"):
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    real = real_import(clone)
+    env, host = load_environment(clone)
+    found = run_checks(CheckContext(env, host), only=["TC209"])
+    assert real == "ModuleNotFoundError: No module named 'typing_extensions'"
+    assert [(f.id, f.severity.value) for f in found] == [("TC209", "error")]

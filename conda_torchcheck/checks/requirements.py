@@ -1,0 +1,127 @@
+"""TC209: Python dependencies torch (or torchvision/torchaudio) declares that are missing or too old.
+
+pip's ``--no-deps``, an interrupted install or a later ``pip uninstall`` leave torch without what its
+METADATA requires. One of them (typing-extensions) is imported by ``import torch`` itself; the others break
+features later (torch.compile needs sympy, jinja2 and filelock). Requirements are evaluated with the target
+interpreter's markers, not this process's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.checks.facts import manager_of
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory.model import Distribution, Environment
+from conda_torchcheck.inventory.names import normalize
+from conda_torchcheck.knowledge import load
+from conda_torchcheck.messages import msg
+
+FAMILY = ("torch", "torchvision", "torchaudio")
+
+
+def marker_environment(env: Environment) -> dict[str, str]:
+    """PEP 508 marker values of the target interpreter (read from the inventory, not from this process)."""
+    mm = env.python.major_minor or (3, 0)
+    windows = env.os == "windows"
+    machine = {
+        ("windows", "x86_64"): "AMD64",
+        ("windows", "x86"): "x86",
+        ("windows", "arm64"): "ARM64",
+        ("linux", "aarch64"): "aarch64",
+        ("darwin", "arm64"): "arm64",
+    }.get((env.os, env.python.arch or ""), env.python.arch or "")
+    return {
+        "python_version": f"{mm[0]}.{mm[1]}",
+        "python_full_version": env.python.version or f"{mm[0]}.{mm[1]}.0",
+        "sys_platform": {"windows": "win32", "linux": "linux", "darwin": "darwin"}[env.os],
+        "platform_system": {"windows": "Windows", "linux": "Linux", "darwin": "Darwin"}[env.os],
+        "platform_machine": machine,
+        "os_name": "nt" if windows else "posix",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
+
+
+def unmet(env: Environment, dist: Distribution) -> list[tuple[str, str, str | None]]:
+    """(requirement text, name, installed version or None) for each requirement the env does not satisfy."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    skip = tuple(load("python_requirements")["skip"]["prefixes"])
+    markers = marker_environment(env)
+    out = []
+    for text in dist.requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        name = normalize(req.name)
+        if name.startswith(skip):
+            continue
+        if req.marker is not None:
+            try:
+                if not req.marker.evaluate(markers):  # extras evaluate to False with extra == ""
+                    continue
+            except Exception:  # an unknown marker variable: do not guess
+                continue
+        installed = env.dist(name)
+        if installed is None:
+            out.append((str(req).split(";")[0].strip(), name, None))
+        elif req.specifier and not req.specifier.contains(installed.version, prereleases=True):
+            out.append((str(req).split(";")[0].strip(), name, installed.version))
+    return out
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    env = ctx.env
+    fatal_names = {normalize(n) for n in load("python_requirements")["import_time"].get("torch", [])}
+    markers = marker_environment(env)
+    for family_name in FAMILY:
+        dist = env.dist(family_name)
+        if dist is None or not dist.requires:
+            continue
+        problems = unmet(env, dist)
+        if not problems:
+            continue
+        fatal = family_name == "torch" and any(name in fatal_names for _, name, _ in problems)
+        missing = [req for req, _, have in problems if have is None]
+        old = [f"{req} (installed: {have})" for req, _, have in problems if have is not None]
+        specs = " ".join(cmd.spec(req) for req, _, _ in problems)
+        if manager_of(env, dist) == "conda":
+            fix = Fix(
+                "conda",
+                msg("TC209.fix.conda", package=dist.raw_name),
+                commands=(cmd.conda_install(env, [req for req, _, _ in problems]),),
+            )
+        else:
+            fix = Fix(
+                "pip",
+                msg("TC209.fix.pip", package=dist.raw_name),
+                commands=(cmd.pip(env, f"install {specs}", dist=dist),),
+            )
+        yield finding(
+            "TC209",
+            Severity.ERROR if fatal else Severity.WARNING,
+            variant="import" if fatal else "later",
+            package=f"{dist.raw_name} {dist.version}",
+            requirements=", ".join(req for req, _, _ in problems),
+            evidence={
+                "package": f"{dist.raw_name} {dist.version} ({dist.metadata_dir})",
+                **({"missing": missing} if missing else {}),
+                **({"too old": old} if old else {}),
+                "evaluated for": f"{markers['sys_platform']}, Python {markers['python_version']}",
+            },
+            fixes=[fix],
+        )
+
+
+CHECK = Check(
+    name="requirements",
+    ids=("TC209",),
+    summary="Python dependencies torch, torchvision or torchaudio declare that are missing or too old",
+    run=run,
+)
