@@ -279,3 +279,21 @@ def test_env_without_torch_says_the_error_is_not_from_it(make_env):
     [d] = explain(text, ctx_for(b)).diagnoses
     assert "explain.note.no_torch" in [n.key for n in d.notes]
     assert d.root_cause is None
+
+
+def test_missing_typing_extensions_is_confirmed_by_tc209(make_env):
+    from conda_torchcheck.cli.main import main
+
+    b = make_env(layout="venv")
+    b.pip_torch("2.13.0+cpu", requires=("typing-extensions>=4.10.0", "sympy>=1.13.3"))
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["explain", "ModuleNotFoundError: No module named 'typing_extensions'", "-p", str(b.prefix), "--json"])
+    doc = json.loads(out.getvalue())
+    text = json.dumps(doc)
+    assert "declared-dependency-missing" in text
+    assert "TC209" in text

@@ -210,6 +210,17 @@ CASES = [
     ),
     ("RuntimeError: operator torchvision::nms does not exist", "torchvision-operator-missing", {"op": "nms"}),
     (
+        "ModuleNotFoundError: No module named 'typing_extensions'",
+        "torch-dependency-missing",
+        {"module": "typing_extensions"},
+    ),
+    (
+        "ImportError: cannot import name 'TypeIs' from 'typing_extensions' (/x/site-packages/typing_extensions.py)",
+        "torch-dependency-missing",
+        {"module": "typing_extensions", "name": "TypeIs"},
+    ),
+    ("ModuleNotFoundError: No module named 'torch'", "torch-not-found", {}),
+    (
         (
             "Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.\n"
             "It can be downloaded at https://aka.ms/vs/16/release/vc_redist.x64.exe"
