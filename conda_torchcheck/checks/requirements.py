@@ -76,9 +76,17 @@ def unmet(env: Environment, dist: Distribution) -> list[tuple[str, str, str | No
     return out
 
 
+def module_on_path(env: Environment, module: str) -> bool:
+    """A top-level module or package importable from the env's active import path (metadata or not)."""
+    for site in env.site_dirs:
+        if site.active and ((site.path / f"{module}.py").exists() or (site.path / module / "__init__.py").exists()):
+            return True
+    return False
+
+
 def run(ctx: CheckContext) -> Iterator[Finding]:
     env = ctx.env
-    fatal_names = {normalize(n) for n in load("python_requirements")["import_time"].get("torch", [])}
+    import_time = {normalize(k): v for k, v in load("python_requirements")["import_time"].get("torch", {}).items()}
     markers = marker_environment(env)
     for family_name in FAMILY:
         dist = env.dist(family_name)
@@ -87,7 +95,10 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         problems = unmet(env, dist)
         if not problems:
             continue
-        fatal = family_name == "torch" and any(name in fatal_names for _, name, _ in problems)
+        fatal = family_name == "torch" and any(
+            name in import_time and (have is not None or not module_on_path(env, import_time[name]))
+            for _, name, have in problems
+        )
         missing = [req for req, _, have in problems if have is None]
         old = [f"{req} (installed: {have})" for req, _, have in problems if have is not None]
         specs = " ".join(cmd.spec(req) for req, _, _ in problems)

@@ -698,21 +698,28 @@ def torch_load_plan(package_dir: Path, python_tag: str | None, host: Any = None)
 
 
 def find_c_module(package_dir: Path, python_tag: str | None) -> Path | None:
-    """``torch/_C.cpython-311-x86_64-linux-gnu.so`` for the env's Python (abi3 or any as fallbacks)."""
+    """``torch/_C.cpython-311-x86_64-linux-gnu.so`` for the env's Python, as Python's import system finds it.
+
+    Python only loads an extension whose suffix is one of the running interpreter's EXTENSION_SUFFIXES
+    (``.cpython-3XY[t]-<platform>.so``, ``.abi3.so`` for GIL builds, ``.so``): a ``_C`` built for another
+    Python is invisible to it (TC111 reports that), so it is not a candidate here.
+    """
     try:
         names = sorted(n for n in os.listdir(package_dir) if n.startswith("_C.") and n.endswith(".so"))
     except OSError:
         return None
-    if python_tag:
-        digits = python_tag.rstrip("t")
-        wanted = f"_C.cpython-{digits}{'t' if python_tag.endswith('t') else ''}-"
-        for n in names:
-            if n.startswith(wanted):
-                return package_dir / n
+    if not python_tag:
+        return package_dir / names[0] if names else None
+    digits = python_tag.rstrip("t")
+    free_threaded = python_tag.endswith("t")
+    wanted = f"_C.cpython-{digits}{'t' if free_threaded else ''}-"
     for n in names:
-        if n.startswith("_C.abi3"):
+        if n.startswith(wanted):
             return package_dir / n
-    return package_dir / names[0] if names else None
+    for n in names:
+        if (n.startswith("_C.abi3") and not free_threaded) or n == "_C.so":
+            return package_dir / n
+    return None
 
 
 def cuda_preload_candidates(
@@ -821,8 +828,9 @@ def simulate_torch_import(ctx: Any) -> LinuxLoad | None:
         step = ldso.dlopen(plan.c_module, GROUP_C, rtld_global=plan.rtld_global)
         if step.failed and load.first_error is None:
             load.first_error = step.error
-    elif plan.global_deps is not None:
+    elif plan.global_deps is not None and not any(plan.package_dir.glob("_C.*.so")):
         # a real torch (it has the loading code) without its extension module: the import fails there
+        # (a _C for another Python is TC111's finding, not a missing library)
         name = f"_C.cpython-{env.python.tag or '3XY'}-{search.arch}-linux-gnu.so"
         step = LoadStep(GROUP_C, None, error="ModuleNotFoundError: No module named 'torch._C'")
         dep = Dependency(name, "dlopen", None, (SearchPlace("path", str(plan.package_dir)),))

@@ -82,3 +82,12 @@ def test_conda_owned_torch_gets_a_conda_fix(make_env):
     [f] = tc209(b.prefix)
     assert f.fixes[0].kind == "conda"
     assert f.fixes[0].commands[0].startswith("conda install")
+
+
+def test_module_present_without_metadata_does_not_fail_the_import(make_env):
+    """typing_extensions.py copied without its dist-info still imports: a warning, not an import error."""
+    b = make_env(layout="venv")
+    b.pip_torch("2.13.0+cpu", requires=("typing-extensions>=4.10.0",))
+    (b.site_packages / "typing_extensions.py").write_text("# copied without metadata\n", encoding="utf-8")
+    [f] = tc209(b.prefix)
+    assert (f.severity.value, f.title.key) == ("warning", "TC209.later.title")

@@ -147,3 +147,43 @@ def test_missing_typing_extensions_is_confirmed_by_the_real_import(clone):
     found = run_checks(CheckContext(env, host), only=["TC209"])
     assert real == "ModuleNotFoundError: No module named 'typing_extensions'"
     assert [(f.id, f.severity.value) for f in found] == [("TC209", "error")]
+
+
+def test_torch_for_python_3_11_under_python_3_12_matches_the_real_import(oracle_venv, tmp_path):
+    """TC111 against the real interpreter: a cp311 torch copied into a Python 3.12 venv."""
+    py312 = _working_python("3.12")
+    if py312 is None:
+        pytest.skip("no working python3.12 here")
+    venv = tmp_path / "v312"
+    subprocess.run([py312, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    target = next((venv / "lib").glob("python3.*/site-packages"))
+    for entry in site(oracle_venv).iterdir():
+        if entry.name.startswith(("torch", "typing_extensions")):
+            dest = target / entry.name
+            if entry.is_dir():
+                shutil.copytree(entry, dest, symlinks=True, copy_function=os.link)
+            else:
+                os.link(entry, dest)
+    real = real_import(venv)
+    env, host = load_environment(venv)
+    found = run_checks(CheckContext(env, host), only=["TC111", "TC4"])
+    assert real is not None and "Failed to load PyTorch C extensions" in real + _full_error(venv)
+    assert [f.id for f in found if f.severity.value == "error"] == ["TC111"]
+
+
+def _working_python(version: str) -> str | None:
+    """An interpreter of that version that really runs (a pyenv shim without that version selected does not)."""
+    import glob
+
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/python{version}")))
+    candidates += sorted(glob.glob(f"/root/.pyenv/versions/{version}*/bin/python{version}"))
+    for candidate in candidates:
+        if candidate and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def _full_error(venv: Path) -> str:
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", "import torch"], capture_output=True, text=True)
+    return proc.stderr

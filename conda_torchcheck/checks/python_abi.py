@@ -1,0 +1,164 @@
+"""TC111: torch was built for another Python than the env's interpreter.
+
+Python loads an extension module only if its file name ends with one of the running interpreter's
+EXTENSION_SUFFIXES. A ``_C.cpython-311-x86_64-linux-gnu.so`` is invisible to Python 3.12: ``torch._C`` then
+resolves to the ``torch/_C`` stub folder and torch raises ``ImportError: Failed to load PyTorch C
+extensions``. Also reported: torch left in ``lib/python3.11/site-packages`` after the env's Python was
+upgraded (``conda install python=3.12`` does not move pip's packages), so Python 3.12 does not see it.
+
+On Windows the same mismatch first fails torch_python.dll's import of ``python3XY.dll`` (TC301).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory.model import Environment
+from conda_torchcheck.knowledge import known_torch_minors, torch_release
+from conda_torchcheck.messages import msg
+
+_BUILT_FOR = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)[-.]")
+_STRANDED_SITE = re.compile(r"^python(\d)\.(\d+)(t?)$")
+
+
+def extension_suffixes(env: Environment) -> tuple[str, ...]:
+    """The interpreter's importlib.machinery.EXTENSION_SUFFIXES, derived from the inventory."""
+    mm = env.python.major_minor
+    if mm is None:
+        return ()
+    t = "t" if env.python.free_threaded else ""
+    abi3 = () if t else (".abi3.so",)
+    if env.os == "windows":
+        plat = {"x86_64": "win_amd64", "x86": "win32", "arm64": "win_arm64"}.get(env.python.arch or "", "win_amd64")
+        return (f".cp{mm[0]}{mm[1]}{t}-{plat}.pyd", ".pyd")
+    if env.os == "darwin":
+        return (f".cpython-{mm[0]}{mm[1]}{t}-darwin.so", *abi3, ".so")
+    arch = env.python.arch or "x86_64"
+    return (f".cpython-{mm[0]}{mm[1]}{t}-{arch}-linux-gnu.so", *abi3, ".so")
+
+
+def _compiled_c_modules(package_dir: Path) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(package_dir) if n.startswith("_C.") and n.endswith((".so", ".pyd")))
+    except OSError:
+        return []
+
+
+def _python_of(name: str) -> str | None:
+    m = _BUILT_FOR.search(name)
+    return f"{m.group(1)}.{m.group(2)}{m.group(3)}" if m else None
+
+
+def _supporting_minor(mm: tuple[int, int]) -> str | None:
+    for minor in known_torch_minors():
+        release = torch_release(minor + ".0")
+        if release is not None and release.supports_python(mm):
+            return minor
+    return None
+
+
+def _fixes(ctx: CheckContext) -> list[Fix]:
+    env, t = ctx.env, ctx.torch
+    mm = env.python.major_minor
+    version = cmd.base_version(t.version)
+    release = torch_release(t.version) if t.version else None
+    if t.source == "conda" and t.conda_record is not None:
+        return [
+            Fix(
+                "conda",
+                msg("TC111.fix.conda"),
+                commands=(cmd.conda_install(env, ["pytorch"], extra=["--force-reinstall"]),),
+            )
+        ]
+    if release is not None and mm is not None and release.supports_python(mm) and version:
+        spec = f"torch=={version}"
+    else:
+        first = _supporting_minor(mm) if mm else None
+        spec = f"torch>={first}" if first else "torch"
+    local = t.dist.local_version if t.dist is not None else None
+    index = f" --index-url {cmd.pip_index_url(local)}" if local else ""  # keep the variant (cpu, cu126 ...)
+    command = cmd.pip(env, f"install --force-reinstall {cmd.spec(spec)}{index}", dist=t.dist)
+    return [Fix("pip", msg("TC111.fix.pip", spec=spec), commands=(command,))]
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    env, t = ctx.env, ctx.torch
+    mm = env.python.major_minor
+    if mm is None:
+        return
+    running = f"{mm[0]}.{mm[1]}{'t' if env.python.free_threaded else ''}"
+    if t.package_dir is not None:
+        modules = _compiled_c_modules(t.package_dir)
+        suffixes = extension_suffixes(env)
+        # the file name must be exactly "_C" + one suffix: "_C.cpython-311-....so" does not count as "_C" + ".so"
+        if modules and suffixes and not any(n == "_C" + sfx for n in modules for sfx in suffixes):
+            built_for = sorted({p for p in map(_python_of, modules) if p}) or ["?"]
+            yield finding(
+                "TC111",
+                Severity.ERROR,
+                variant="extension",
+                torch=t.version or "?",
+                built_for=", ".join(built_for),
+                python=running,
+                evidence={
+                    "torch": str(t.package_dir),
+                    "compiled modules": modules,
+                    "this interpreter loads": list(suffixes),
+                    "interpreter": f"Python {env.python.version} ({env.python.version_source})",
+                },
+                fixes=_fixes(ctx),
+            )
+        return
+    if env.os == "windows":
+        return  # Lib\site-packages is shared by every Python version of the install
+    # not on the import path: left behind in another Python's site-packages after an upgrade?
+    for lib in ("lib", "lib64"):
+        try:
+            names = os.listdir(env.prefix / lib)
+        except OSError:
+            continue
+        for name in sorted(names):
+            m = _STRANDED_SITE.match(name)
+            if not m or (int(m.group(1)), int(m.group(2))) == mm:
+                continue
+            stranded = env.prefix / lib / name / "site-packages" / "torch"
+            if (stranded / "__init__.py").exists():
+                py = f"{m.group(1)}.{m.group(2)}{m.group(3)}"
+                dist = next(iter(sorted(stranded.parent.glob("torch-*.dist-info"))), None)
+                yield finding(
+                    "TC111",
+                    Severity.ERROR,
+                    variant="stranded",
+                    built_for=py,
+                    python=running,
+                    path=str(stranded),
+                    evidence={
+                        "torch left in": str(stranded),
+                        "installed by": (dist.name if dist else "?"),
+                        "this interpreter reads": str(env.env_site) if env.env_site else "?",
+                    },
+                    fixes=[
+                        Fix(
+                            "pip",
+                            msg("TC111.fix.stranded", python=running),
+                            commands=(cmd.pip(env, "install torch"),),
+                        )
+                    ],
+                )
+                return
+
+
+CHECK = Check(
+    name="python_abi",
+    ids=("TC111",),
+    summary="torch built for, or installed under, another Python version than the env's interpreter",
+    run=run,
+    platforms=("linux", "darwin"),
+)
