@@ -26,10 +26,11 @@ def test_extension_for_another_python(make_env):
     assert f.title.params["built_for"] == "3.11" and f.title.params["python"] == "3.12"
     assert f.evidence["this interpreter loads"][0] == ".cpython-312-x86_64-linux-gnu.so"
     # the same variant again, for this Python (torch 2.13 supports 3.12)
-    assert f.fixes[0].commands == (
+    expected = (
         f'"{b.prefix}/bin/python" -m pip install --force-reinstall torch==2.13.0 '
-        "--index-url https://download.pytorch.org/whl/cpu",
+        "--index-url https://download.pytorch.org/whl/cpu"
     )
+    assert f.fixes[0].commands == (expected,)
 
 
 def test_matching_extension_is_silent(make_env):
