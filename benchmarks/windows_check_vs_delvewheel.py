@@ -50,6 +50,21 @@ def layout(base: Path) -> tuple[Path, Path, Path]:
         wl.install_runtime(env, "msvc-runtime-14.44")
         wl.fake_windows(windows)
         marker.write_text("ok")
+    # torch's pure-Python dependencies, as `pip install torch` leaves them (metadata is all the checks read)
+    site = next((env / "Lib").glob("site-packages"))
+    for name, version in (
+        ("filelock", "3.16.1"),
+        ("typing_extensions", "4.12.2"),
+        ("sympy", "1.13.3"),
+        ("networkx", "3.4.2"),
+        ("jinja2", "3.1.6"),
+        ("fsspec", "2025.9.0"),
+    ):
+        info = site / f"{name}-{version}.dist-info"
+        if not info.exists():
+            info.mkdir()
+            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+            (info / "INSTALLER").write_text("pip\n")
     return env, windows, wheel
 
 
