@@ -11,7 +11,6 @@ preload then loads like its own.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.win_common import error_line, reinstall_fixes, windows_graph
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
+from conda_torchcheck.inventory.fs import sha256_file
 from conda_torchcheck.messages import msg
 
 # hashed by default: what the loader maps (antivirus quarantine targets these). Other files: presence and size.
@@ -156,17 +156,6 @@ class HashCache:
             pass  # a read-only home: hash again next time
 
 
-def _sha256(path: str) -> str | None:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
 def verify(
     entries: list[Entry], *, hashes: bool, cache: HashCache | None = None
 ) -> tuple[list[Entry], list[tuple[Entry, int]], list[Entry]]:
@@ -193,13 +182,13 @@ def verify(
             pending.append((entry, st))
     big = [p for p in pending if p[1].st_size > _SMALL]
     small = [p for p in pending if p[1].st_size <= _SMALL]
-    computed = [(e, st, _sha256(e.path)) for e, st in small]
+    computed = [(e, st, sha256_file(e.path)) for e, st in small]
     if big:
         # hashlib releases the GIL on large buffers: a few threads overlap reading and hashing
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            computed.extend((e, st, d) for (e, st), d in zip(big, pool.map(lambda p: _sha256(p[0].path), big)))
+            computed.extend((e, st, d) for (e, st), d in zip(big, pool.map(lambda p: sha256_file(p[0].path), big)))
     for entry, st, digest in computed:
         results.append((entry, digest))
         if digest is not None and cache is not None:

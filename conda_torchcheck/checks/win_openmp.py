@@ -8,7 +8,6 @@ when the second one initialises.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,17 +20,6 @@ from conda_torchcheck.inventory import fs
 from conda_torchcheck.messages import msg
 
 NAME = "libiomp5md.dll"
-
-
-def _digest(path: Path) -> str | None:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError:
-        return None
-    return h.hexdigest()
 
 
 def copies_in_reach(ctx: CheckContext, graph) -> list[tuple[Path, str]]:
@@ -98,10 +86,10 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     copies = [c for c in copies if c is torch_copy or _can_load_second(ctx, c)]
     if len(copies) < 2:
         return
-    torch_digest = _digest(torch_copy[0])
+    torch_digest = fs.sha256_file(torch_copy[0])
     rows = []
     for path, how in copies:
-        digest = _digest(path)
+        digest = fs.sha256_file(path)
         rows.append(
             {
                 "file": str(path),

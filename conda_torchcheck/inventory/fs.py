@@ -38,3 +38,17 @@ def find_path(base: Path, *parts: str, case_insensitive: bool = True) -> Path | 
             return None
         current = found
     return current
+
+
+def sha256_file(path: Path | str) -> str | None:
+    """Hex sha256 of a file read in 1 MiB chunks (hashlib releases the GIL on them); None when unreadable."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()

@@ -103,8 +103,8 @@ def test_hash_cache_skips_unchanged_files_and_rehashes_changed_ones(tmp_path, mo
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     entries = [win_integrity.Entry(str(target), digest, len(data), ".dll")]
     calls = []
-    real = win_integrity._sha256
-    monkeypatch.setattr(win_integrity, "_sha256", lambda p: calls.append(p) or real(p))
+    real = win_integrity.sha256_file
+    monkeypatch.setattr(win_integrity, "sha256_file", lambda p: calls.append(p) or real(p))
     location = tmp_path / "cache" / "hashes.json"
     assert win_integrity.verify(entries, hashes=True, cache=win_integrity.HashCache(location)) == ([], [], [])
     assert win_integrity.verify(entries, hashes=True, cache=win_integrity.HashCache(location)) == ([], [], [])
