@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
+import unicodedata
 from typing import Any
 
 from conda_torchcheck.findings import Finding, Severity
@@ -15,9 +17,16 @@ WIDTH = 100
 
 
 def wrap(text: str, indent: str) -> list[str]:
-    """Paragraphs of ``text`` wrapped at WIDTH, each line starting with ``indent``."""
+    """Paragraphs of ``text`` wrapped at WIDTH terminal columns, each line starting with ``indent``.
+
+    Chinese (and other wide) characters take two columns and may break anywhere; textwrap counts them as
+    one and breaks only at spaces, which made Chinese lines twice as wide as English ones.
+    """
     lines: list[str] = []
     for para in text.splitlines() or [""]:
+        if any(_wide(ch) for ch in para):
+            lines.extend(_wrap_wide(para, indent))
+            continue
         lines.extend(
             textwrap.wrap(
                 para,
@@ -30,6 +39,44 @@ def wrap(text: str, indent: str) -> list[str]:
             or [indent]
         )
     return lines
+
+
+def _wide(ch: str) -> bool:
+    return ord(ch) >= 0x1100 and unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def _wrap_wide(para: str, indent: str) -> list[str]:
+    # tokens: each wide character alone (a break is allowed after it), narrow words whole
+    tokens: list[str] = []
+    for piece in re.findall(r"\s+|[^\s]+", para):
+        if piece.isspace() or not any(_wide(ch) for ch in piece):
+            tokens.append(piece)
+            continue
+        word = ""
+        for ch in piece:
+            if _wide(ch):
+                if word:
+                    tokens.append(word)
+                    word = ""
+                tokens.append(ch)
+            else:
+                word += ch
+        if word:
+            tokens.append(word)
+    out: list[str] = []
+    line, width = indent, len(indent)
+    for token in tokens:
+        size = sum(2 if _wide(ch) else 1 for ch in token)
+        if token.isspace():
+            if width > len(indent):
+                line, width = line + " ", width + 1
+            continue
+        if width + size > WIDTH and width > len(indent):
+            out.append(line.rstrip())
+            line, width = indent, len(indent)
+        line, width = line + token, width + size
+    out.append(line.rstrip() if line.strip() else indent)
+    return out
 
 
 def _evidence_lines(value: Any, indent: str, depth: int = 0) -> list[str]:
