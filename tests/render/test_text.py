@@ -12,10 +12,11 @@ def columns(line: str) -> int:
 
 
 def test_chinese_lines_fit_the_terminal():
-    sentence = (
-        "Python 只会加载文件名以当前解释器后缀结尾的扩展模块；"
-        "这里 torch 编译好的 `_C` 模块是按 Python 3.11 命名的。"
-    )
+    parts = [
+        "Python 只会加载文件名以当前解释器后缀结尾的扩展模块；",
+        "这里 torch 编译好的 `_C` 模块是按 Python 3.11 命名的。",
+    ]
+    sentence = "".join(parts)
     text = sentence * 4
     lines = wrap(text, "    ")
     assert len(lines) > 2
