@@ -17,10 +17,7 @@ def run(ctx):
 
 @pytest.fixture
 def torch230(tmp_path):
-    b = wl.windows_env(tmp_path)
-    wl.install_torch(b, "2.3.0")
-    wl.install_runtime(b.prefix, "msvc-runtime-14.44")
-    return b
+    return wl.torch_env(tmp_path, "2.3.0")
 
 
 @pytest.mark.realdata

@@ -100,9 +100,7 @@ def test_libomp140_for_240(tmp_path):
 
 @pytest.mark.realdata
 def test_mkl_in_user_base_is_shown_as_present_but_not_searched(tmp_path):
-    b = wl.windows_env(tmp_path)
-    wl.install_torch(b, "2.3.0")
-    wl.install_runtime(b.prefix, "msvc-runtime-14.44")
+    b = wl.torch_env(tmp_path, "2.3.0")
     roaming = tmp_path / "AppData" / "Roaming"
     put(roaming / "Python" / "Library" / "bin", "x64/libc.dll", "mkl_intel_thread.1.dll")
     win = wl.fake_windows(tmp_path / "Windows")
@@ -167,9 +165,7 @@ def test_no_tc310_when_the_env_brings_its_runtime(tmp_path):
 
 @pytest.mark.realdata
 def test_truncated_dll_is_tc903(tmp_path):
-    b = wl.windows_env(tmp_path)
-    wl.install_torch(b, "2.3.0")
-    wl.install_runtime(b.prefix, "msvc-runtime-14.44")
+    b = wl.torch_env(tmp_path, "2.3.0")
     c10 = b.site_packages / "torch" / "lib" / "c10.dll"
     wl.replace_file(c10, c10.read_bytes()[:100_000])
     win = wl.fake_windows(tmp_path / "Windows")

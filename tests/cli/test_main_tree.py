@@ -109,9 +109,7 @@ def test_unsupported_or_missing_loader(monkeypatch):
 
 @pytest.mark.realdata
 def test_torch_tree_names_the_blamed_dll_and_the_missing_file(tmp_path, capsys):
-    b = wl.windows_env(tmp_path)
-    wl.install_torch(b, "2.3.0")
-    wl.install_runtime(b.prefix, "msvc-runtime-14.44")
+    b = wl.torch_env(tmp_path, "2.3.0")
     win = wl.fake_windows(tmp_path / "Windows")
     rc, out, _ = tree(capsys, "torch", "-p", b.prefix, "--system-root", win, "--path", "")
     assert rc == 1

@@ -165,6 +165,14 @@ def python_org_base(root: Path, runtime_key: str | None = "msvc-runtime-14.44", 
     return root
 
 
+def torch_env(tmp_path: Path, version: str = "2.3.0", runtime_key: str = "msvc-runtime-14.44") -> EnvBuilder:
+    """A conda-layout Windows env with the real torch wheel's files and a real VC++ runtime beside python.exe."""
+    builder = windows_env(tmp_path)
+    install_torch(builder, version)
+    install_runtime(builder.prefix, runtime_key)
+    return builder
+
+
 def venv_on(tmp_path: Path, base: Path, *, python: str = "3.11.9") -> EnvBuilder:
     """A venv whose pyvenv.cfg points at ``base`` (a local folder, so the model can look at it)."""
     builder = EnvBuilder(tmp_path / "venv", os="windows", layout="venv", python=python)
