@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # not imported from typing: this module must not pull typing in (start-up time)
+if TYPE_CHECKING:
+    from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib as _toml

@@ -16,13 +16,15 @@ from __future__ import annotations
 import functools
 import os
 import re
-import string
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from conda_torchcheck._toml import load_toml_text
+# This module is on the start-up path of every command (``tree`` must start in well under 100 ms): it imports
+# neither typing, dataclasses, string nor tomllib. Annotations are strings; the TOML parser is loaded only for a
+# catalog file the fast reader below does not understand.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 # catalogs are plain files beside this module (importlib.resources would add ~5 ms of imports per run)
 _HERE = Path(__file__).resolve().parent
@@ -31,12 +33,29 @@ LANGUAGES = ("en", "zh_CN")
 DEFAULT_LANGUAGE = "en"
 
 
-@dataclass(frozen=True)
 class Text:
-    """A message key plus its parameters; turned into words only when rendered, in the reader's language."""
+    """A message key plus its parameters; turned into words only when rendered, in the reader's language.
 
-    key: str
-    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    Equal (and hashed) by key alone: the parameters are not compared.
+    """
+
+    # not a dataclass: importing dataclasses and building one costs ~15-20 ms of the ``tree`` command's start-up
+    __slots__ = ("key", "params")
+
+    def __init__(self, key: str, params: dict[str, Any] | None = None) -> None:
+        self.key = key
+        self.params = {} if params is None else params
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.key == other.key  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(key={self.key!r}, params={self.params!r})"
 
     def render(self, lang: str | None = None) -> str:
         return translate(self.key, lang, **self.params)
@@ -63,8 +82,17 @@ def _catalog_files() -> tuple[str, ...]:
     return tuple(sorted(e.name for e in _HERE.iterdir() if e.name.endswith(".toml")))
 
 
-# a top-level table header ``[TC301]`` / ``[report]`` or a top-level dotted key ``cli.x.en = ...``
-_TOP_LEVEL = re.compile(r"^\s*(?:\[\s*\"?([A-Za-z0-9_-]+)|([A-Za-z0-9_-]+)\s*[.=])", re.M)
+def _read_text(name: str) -> str:
+    """A catalog file's text as ``Path.read_text`` gives it (universal newlines), in half the time."""
+    text = (_HERE / name).read_bytes().decode("utf-8")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+# a top-level table header ``[TC301]`` / ``[report]`` or a top-level dotted key ``cli.x.en = ...`` at the start
+# of a line; scanned in "\n" + text, since a pattern that starts with "\n" is searched many times faster than "^"
+_TOP_LEVEL = re.compile(r"\n\s*(?:\[\s*\"?([A-Za-z0-9_-]+)|([A-Za-z0-9_-]+)\s*[.=])")
 
 
 @functools.cache
@@ -75,8 +103,7 @@ def _file_index() -> dict[str, tuple[str, ...]]:
     """
     index: dict[str, list[str]] = {}
     for name in _catalog_files():
-        text = (_HERE / name).read_text(encoding="utf-8")
-        for match in _TOP_LEVEL.finditer(text):
+        for match in _TOP_LEVEL.finditer("\n" + _read_text(name)):
             head = match.group(1) or match.group(2)
             files = index.setdefault(head, [])
             if name not in files:
@@ -84,11 +111,127 @@ def _file_index() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in index.items()}
 
 
+# --- a reader for the TOML subset the catalogs are written in ---------------------------------------------------
+#
+# tomllib costs ~15-25 ms to import and ~13 ms per catalog file on a slow machine. The catalogs use only comments,
+# blank lines, ``[dotted.table]`` headers and ``dotted.key = "basic string"`` lines (a key part may be quoted,
+# ``"type.list".en``, without escapes); this reads exactly that and gives up (None) on anything else, which then
+# goes to the real parser (and its error messages).
+
+_KEY_PART = r'(?:[A-Za-z0-9_-]+|"[^"\\\x00-\x08\x0a-\x1f\x7f]*")'
+_DOTTED_KEY = rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*"
+# a basic string holds any character but ", \ and the control characters other than tab (a comment may hold " and \)
+_STRING_CHARS = r'[^"\\\x00-\x08\x0a-\x1f\x7f]*'
+_ESCAPE = r'\\(?:[btnfr"\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})'
+_COMMENT = r"(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?"
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+
+
+@functools.cache
+def _subset_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    line = re.compile(
+        rf'[ \t]*(?:({_DOTTED_KEY})[ \t]*=[ \t]*"({_STRING_CHARS}(?:{_ESCAPE}{_STRING_CHARS})*)"'
+        rf"|\[[ \t]*({_DOTTED_KEY})[ \t]*\])?[ \t]*{_COMMENT}"
+    )
+    return line, re.compile(_ESCAPE), re.compile(r'([A-Za-z0-9_-]+)|"([^"]*)"')
+
+
+def _split_key(key: str, key_parts: re.Pattern[str]) -> tuple[str, ...]:
+    """The parts of a dotted key the line pattern accepted."""
+    if '"' in key:
+        return tuple(bare or quoted for bare, quoted in key_parts.findall(key))
+    if " " in key or "\t" in key:
+        return tuple(part.strip(" \t") for part in key.split("."))
+    return tuple(key.split("."))
+
+
+def _unescape(raw: str, escape: re.Pattern[str]) -> str | None:
+    """A basic string's body (escapes already checked by the line pattern), or None for a \\u that is no character."""
+    out = []
+    pos = 0
+    for match in escape.finditer(raw):
+        out.append(raw[pos : match.start()])
+        seq = match.group()
+        if len(seq) == 2:
+            out.append(_ESCAPES[seq[1]])
+        else:
+            code = int(seq[2:], 16)
+            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:  # TOML: must be a Unicode scalar value
+                return None
+            out.append(chr(code))
+        pos = match.end()
+    out.append(raw[pos:])
+    return "".join(out)
+
+
+def _nest(table: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    for part in path:
+        child = table.get(part)
+        if child is None:
+            child = table[part] = {}
+        elif not isinstance(child, dict):
+            return None  # a string where a table is needed
+        table = child
+    return table
+
+
+def _read_catalog_subset(text: str) -> dict[str, Any] | None:
+    """``text`` parsed as tomllib would, if it is written in the catalogs' TOML subset; otherwise None.
+
+    Tables that TOML forbids to reopen follow tomllib's rules: a header names a table once, and a table made by
+    dotted keys can be neither declared with a header nor extended by dotted keys from another section.
+    """
+    line_pattern, escape, key_parts = _subset_patterns()
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")  # as tomllib does; a lone CR then fails the line pattern
+    root: dict[str, Any] = {}
+    header: tuple[str, ...] = ()
+    table = root
+    closed: set[tuple[str, ...]] = set()  # declared by a header, or made by dotted keys in an earlier section
+    pending: set[tuple[str, ...]] = set()  # made by dotted keys in this section
+    for line in text.split("\n"):
+        match = line_pattern.fullmatch(line)
+        if match is None:
+            return None
+        key, raw, head = match.groups()
+        if head is not None:
+            closed |= pending
+            pending.clear()
+            header = _split_key(head, key_parts)
+            if header in closed:
+                return None
+            closed.add(header)
+            found = _nest(root, header)
+            if found is None:
+                return None
+            table = found
+        elif key is not None:
+            path = _split_key(key, key_parts)
+            for i in range(1, len(path)):
+                inner = header + path[:i]
+                if inner in closed:
+                    return None
+                pending.add(inner)
+            nest = _nest(table, path[:-1])
+            if nest is None or path[-1] in nest:
+                return None
+            value = raw if "\\" not in raw else _unescape(raw, escape)
+            if value is None:
+                return None
+            nest[path[-1]] = value
+    return root
+
+
 @functools.cache
 def _load_file(name: str) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
-    text = (_HERE / name).read_text(encoding="utf-8")
-    _flatten(load_toml_text(text), "", found)
+    text = _read_text(name)
+    data = _read_catalog_subset(text)
+    if data is None:  # something outside the subset: the real parser (slower to import and to run)
+        from conda_torchcheck._toml import load_toml_text
+
+        data = load_toml_text(text)
+    _flatten(data, "", found)
     return found
 
 
@@ -105,9 +248,37 @@ def catalog() -> dict[str, dict[str, str]]:
     return out
 
 
+# Which file holds a top-level key, known without reading any: ``TC<n>xx`` ids live in ``tc<n>_*.toml``, the other
+# heads are listed here (a test checks every catalog against this); an unlisted head falls back to the text scan.
+_HEAD_FILES = {
+    "cli": "core.toml",
+    "markdown": "core.toml",
+    "report": "core.toml",
+    "severity": "core.toml",
+    "tree": "tc3_windows.toml",
+    "win": "tc3_windows.toml",
+    "envspec": "tc6_envspec.toml",
+    "explain": "tc7_explain.toml",
+    "import_test": "tc7_explain.toml",
+    "activation_hooks": "tc8_conda.toml",
+    "plugin": "tc8_conda.toml",
+}
+
+
+def _files_for(head: str) -> tuple[str, ...]:
+    """The catalog files that can define top-level key ``head``."""
+    name = _HEAD_FILES.get(head)
+    if name is not None:
+        return (name,)
+    if head[:2] == "TC" and head[2:3].isdigit():
+        prefix = f"tc{head[2]}_"
+        return tuple(n for n in _catalog_files() if n.startswith(prefix))
+    return _file_index().get(head, ())
+
+
 def lookup(key: str) -> dict[str, str] | None:
     """The entry for ``key``, parsing only the catalog files that can hold it."""
-    for name in _file_index().get(key.split(".", 1)[0], ()):
+    for name in _files_for(key.split(".", 1)[0]):
         entry = _load_file(name).get(key)
         if entry is not None:
             return entry
@@ -117,6 +288,8 @@ def lookup(key: str) -> dict[str, str] | None:
 
 
 def placeholders(template: str) -> set[str]:
+    import string  # not at module level: start-up time
+
     return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
 
 

@@ -199,3 +199,14 @@ def test_findings_index_lists_every_page():
     index = (docs / "README.md").read_text(encoding="utf-8")
     missing = [p.stem for p in sorted(docs.glob("TC*.md")) if f"[{p.stem}]({p.stem}.md)" not in index]
     assert missing == []
+
+
+def test_every_top_level_key_is_found_in_its_file_without_a_scan():
+    """``lookup`` goes straight to the file a head belongs to (TC<n>xx -> tc<n>_*.toml, the named heads);
+    a catalog that defines a head elsewhere would make those messages unreachable."""
+    from conda_torchcheck import messages
+
+    for name in messages._catalog_files():
+        heads = load_toml_text((messages._HERE / name).read_text(encoding="utf-8"))
+        for head in heads:
+            assert name in messages._files_for(head), (name, head)
