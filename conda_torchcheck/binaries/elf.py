@@ -22,12 +22,15 @@ import mmap
 import os
 import struct
 from array import array
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
 from conda_torchcheck.binaries.headers import ELF_MACHINES
+from conda_torchcheck.records import MutableRecord, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # --- constants (elf.h) ------------------------------------------------------------------------------------
 ET_EXEC, ET_DYN = 2, 3
@@ -58,68 +61,117 @@ class ElfError(ValueError):
     """Raised inside this module for any malformed input; callers only ever see :class:`Unreadable`."""
 
 
-@dataclass(frozen=True)
-class Unreadable:
+class Unreadable(Record):
     """A file that is not a readable ELF shared object: the reason says what is wrong."""
 
-    path: Path
-    reason: str
-    format: str = "ELF"
+    __slots__ = ("path", "reason", "format")
+
+    def __init__(self, path: Path, reason: str, format: str = "ELF") -> None:
+        self.path = path
+        self.reason = reason
+        self.format = format
 
     def __bool__(self) -> bool:  # lets callers write ``if not info: ...``
         return False
 
 
-@dataclass(frozen=True)
-class VersionNeed:
+class VersionNeed(Record):
     """One entry of ``.gnu.version_r``: ``version`` is needed from the library named ``file`` (a DT_NEEDED)."""
 
-    file: str
-    version: str
-    weak: bool = False
-    index: int = 0  # the version index symbols use (vna_other)
+    __slots__ = ("file", "version", "weak", "index")
+
+    def __init__(self, file: str, version: str, weak: bool = False, index: int = 0) -> None:
+        self.file = file
+        self.version = version
+        self.weak = weak
+        self.index = index  # the version index symbols use (vna_other)
 
 
-@dataclass(frozen=True)
-class _Tables:
+class _Tables(Record):
     """Where the symbol tables are in the file (file offsets), for :func:`read_symbols`."""
 
-    symtab: int | None = None
-    syment: int = 0
-    nsyms: int = 0
-    strtab: int | None = None
-    strsz: int = 0
-    versym: int | None = None
-    gnu_hash: int | None = None
-    sysv_hash: int | None = None
-    #: first symbol index in the GNU hash table: symbols below it are undefined or local
-    gnu_symoffset: int | None = None
-    #: version index -> (version name, file it comes from; None for a definition)
-    version_index: tuple[tuple[int, str, str | None], ...] = ()
+    __slots__ = (
+        "symtab", "syment", "nsyms", "strtab", "strsz", "versym", "gnu_hash", "sysv_hash", "gnu_symoffset",
+        "version_index",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        symtab: int | None = None,
+        syment: int = 0,
+        nsyms: int = 0,
+        strtab: int | None = None,
+        strsz: int = 0,
+        versym: int | None = None,
+        gnu_hash: int | None = None,
+        sysv_hash: int | None = None,
+        gnu_symoffset: int | None = None,
+        version_index: tuple[tuple[int, str, str | None], ...] = (),
+    ) -> None:
+        self.symtab = symtab
+        self.syment = syment
+        self.nsyms = nsyms
+        self.strtab = strtab
+        self.strsz = strsz
+        self.versym = versym
+        self.gnu_hash = gnu_hash
+        self.sysv_hash = sysv_hash
+        #: first symbol index in the GNU hash table: symbols below it are undefined or local
+        self.gnu_symoffset = gnu_symoffset
+        #: version index -> (version name, file it comes from; None for a definition)
+        self.version_index = version_index
 
 
-@dataclass(frozen=True)
-class ElfFile:
-    path: Path
-    size: int
-    bits: int
-    little_endian: bool
-    machine: int
-    type: int
-    osabi: int = 0
-    interpreter: str | None = None
-    soname: str | None = None
-    needed: tuple[str, ...] = ()
-    #: DT_RPATH / DT_RUNPATH entries as written (``$ORIGIN/../lib``), split on ':'
-    rpath: tuple[str, ...] = ()
-    runpath: tuple[str, ...] = ()
-    flags_1: int = 0
-    has_dynamic: bool = False
-    version_needs: tuple[VersionNeed, ...] = ()
-    #: version names this file defines (``GLIBCXX_3.4.30``), the base (file) version excluded
-    version_defs: tuple[str, ...] = ()
-    version_base: str | None = None
-    tables: _Tables = field(default_factory=_Tables, repr=False, compare=False)
+class ElfFile(Record):
+    """What ld.so reads of one ELF file: header, interpreter, dynamic section, symbol versions."""
+
+    __slots__ = (
+        "path", "size", "bits", "little_endian", "machine", "type", "osabi", "interpreter", "soname", "needed",
+        "rpath", "runpath", "flags_1", "has_dynamic", "version_needs", "version_defs", "version_base", "tables",
+    )  # fmt: skip
+    _fields = __slots__[:-1]  # the table offsets are not part of what the file is
+
+    def __init__(
+        self,
+        path: Path,
+        size: int,
+        bits: int,
+        little_endian: bool,
+        machine: int,
+        type: int,
+        osabi: int = 0,
+        interpreter: str | None = None,
+        soname: str | None = None,
+        needed: tuple[str, ...] = (),
+        rpath: tuple[str, ...] = (),
+        runpath: tuple[str, ...] = (),
+        flags_1: int = 0,
+        has_dynamic: bool = False,
+        version_needs: tuple[VersionNeed, ...] = (),
+        version_defs: tuple[str, ...] = (),
+        version_base: str | None = None,
+        tables: _Tables | None = None,
+    ) -> None:
+        self.path = path
+        self.size = size
+        self.bits = bits
+        self.little_endian = little_endian
+        self.machine = machine
+        self.type = type
+        self.osabi = osabi
+        self.interpreter = interpreter
+        self.soname = soname
+        self.needed = needed
+        #: DT_RPATH / DT_RUNPATH entries as written (``$ORIGIN/../lib``), split on ':'
+        self.rpath = rpath
+        self.runpath = runpath
+        self.flags_1 = flags_1
+        self.has_dynamic = has_dynamic
+        self.version_needs = version_needs
+        #: version names this file defines (``GLIBCXX_3.4.30``), the base (file) version excluded
+        self.version_defs = version_defs
+        self.version_base = version_base
+        self.tables = _Tables() if tables is None else tables
 
     def __bool__(self) -> bool:
         return True
@@ -190,18 +242,14 @@ def _close(handle: object | None) -> None:
             fh.close()
 
 
-@dataclass(frozen=True)
 class _Formats:
-    ehdr: struct.Struct
-    phdr: struct.Struct
-    shdr: struct.Struct
-    dyn: struct.Struct
-    verneed: struct.Struct
-    vernaux: struct.Struct
-    verdef: struct.Struct
-    verdaux: struct.Struct
-    word: struct.Struct
-    sym_size: int
+    """The struct layouts of one ELF class and byte order."""
+
+    __slots__ = ("ehdr", "phdr", "shdr", "dyn", "verneed", "vernaux", "verdef", "verdaux", "word", "sym_size")
+
+    def __init__(self, **layouts: struct.Struct | int) -> None:
+        for name in self.__slots__:
+            setattr(self, name, layouts[name])
 
 
 def _formats(bits: int, little: bool) -> _Formats:
@@ -346,7 +394,7 @@ def _parse(path: Path, image: _Image) -> ElfFile:
     if DT_STRTAB not in tags:
         if needed_offsets or DT_SONAME in tags:
             raise ElfError("dynamic section has names but no string table (DT_STRTAB)")
-        return ElfFile(**{**base.__dict__, "has_dynamic": True})
+        return base.replace(has_dynamic=True)
     str_start = to_offset(tags[DT_STRTAB], "DT_STRTAB")
     strsz = tags.get(DT_STRSZ, 0)
     if strsz <= 0 or str_start + strsz > image.size:
@@ -410,7 +458,7 @@ def _parse(path: Path, image: _Image) -> ElfFile:
             pos += vd_next
 
     tables = _symbol_tables(image, fmt, tags, to_offset, e_shoff, e_shentsize, e_shnum, str_start, strsz)
-    tables = _Tables(**{**tables.__dict__, "version_index": tuple(version_index)})
+    tables = tables.replace(version_index=tuple(version_index))
     return ElfFile(
         path=path,
         size=image.size,
@@ -520,23 +568,26 @@ def _count_from_gnu_hash(image: _Image, fmt: _Formats, gnu: int) -> int:
 # --- dynamic symbols --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SymbolRef:
+class SymbolRef(Record):
     """An undefined dynamic symbol: what this file needs some loaded object to define."""
 
-    name: bytes
-    version: str | None = None
-    #: the DT_NEEDED the version comes from (``libnvJitLink.so.12``)
-    version_file: str | None = None
-    weak: bool = False
+    __slots__ = ("name", "version", "version_file", "weak")
+
+    def __init__(
+        self, name: bytes, version: str | None = None, version_file: str | None = None, weak: bool = False
+    ) -> None:
+        self.name = name
+        self.version = version
+        #: the DT_NEEDED the version comes from (``libnvJitLink.so.12``)
+        self.version_file = version_file
+        self.weak = weak
 
     @property
     def text(self) -> str:
         return self.name.decode("utf-8", "replace")
 
 
-@dataclass
-class Symbols:
+class Symbols(MutableRecord):
     """The dynamic symbols of one file: undefined references and the names it defines.
 
     Built for speed on libtorch_cpu.so (75,000 symbols): columns are sliced out of the table with
@@ -544,14 +595,25 @@ class Symbols:
     linker merged into the tail of a longer string (``ecvt_r`` inside ``qecvt_r``) are decoded one by one.
     """
 
-    path: Path
-    #: (name, version, version file, weak) of every undefined global symbol
-    refs: list[tuple[bytes, str | None, str | None, bool]]
-    count: int
-    _strings: bytes = field(repr=False, default=b"")
-    #: name offsets of the defined, exported symbols
-    _defined_offsets: set[int] = field(repr=False, default_factory=set)
-    _present: frozenset[bytes] | None = field(repr=False, default=None)
+    __slots__ = ("path", "refs", "count", "_strings", "_defined_offsets", "_present")
+    _fields = ("path", "refs", "count")
+
+    def __init__(
+        self,
+        path: Path,
+        refs: list[tuple[bytes, str | None, str | None, bool]],
+        count: int,
+        strings: bytes = b"",
+        defined_offsets: set[int] | None = None,
+    ) -> None:
+        self.path = path
+        #: (name, version, version file, weak) of every undefined global symbol
+        self.refs = refs
+        self.count = count
+        self._strings = strings
+        #: name offsets of the defined, exported symbols
+        self._defined_offsets: set[int] = set() if defined_offsets is None else defined_offsets
+        self._present: frozenset[bytes] | None = None
 
     @property
     def undefined(self) -> tuple[SymbolRef, ...]:

@@ -7,8 +7,12 @@ reject candidates of the wrong architecture before doing any real parsing.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from pathlib import Path
+
+from conda_torchcheck.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # PE IMAGE_FILE_MACHINE_* values
 PE_MACHINES = {
@@ -30,11 +34,15 @@ ELF_MACHINES = {
 }
 
 
-@dataclass(frozen=True)
-class BinaryHeader:
-    format: str  # "pe", "elf", "macho"
-    arch: str  # x86_64, x86, arm64 (PE) / aarch64 (ELF), ...
-    bits: int
+class BinaryHeader(Record):
+    """What the first bytes of a file say: format, CPU architecture, word size."""
+
+    __slots__ = ("format", "arch", "bits")
+
+    def __init__(self, format: str, arch: str, bits: int) -> None:
+        self.format = format  # "pe", "elf", "macho"
+        self.arch = arch  # x86_64, x86, arm64 (PE) / aarch64 (ELF), ...
+        self.bits = bits
 
 
 def sniff(path: Path) -> BinaryHeader | None:

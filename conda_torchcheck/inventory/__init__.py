@@ -7,14 +7,17 @@ hooks do) must not pay for the readers.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS = {
     "load_environment": "conda_torchcheck.inventory.environment",
     "CondaRecord": "conda_torchcheck.inventory.model",
     "Distribution": "conda_torchcheck.inventory.model",
     "Environment": "conda_torchcheck.inventory.model",
-    "HostFacts": "conda_torchcheck.inventory.model",
+    "HostFacts": "conda_torchcheck.inventory.host",
     "PythonInfo": "conda_torchcheck.inventory.model",
     "SiteDir": "conda_torchcheck.inventory.model",
     "TorchInfo": "conda_torchcheck.inventory.torch",

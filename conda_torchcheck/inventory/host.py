@@ -4,12 +4,71 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
-from conda_torchcheck.inventory.model import OS, HostFacts
+from conda_torchcheck.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from conda_torchcheck.inventory.model import OS
 
 RUNNING_OS: OS = "windows" if os.name == "nt" else ("darwin" if sys.platform == "darwin" else "linux")
+
+
+class HostFacts(Record):
+    """The machine the env runs on: variables, working directory, Windows system directory.
+
+    ``live`` facts come from this process; otherwise from options, for an env examined from elsewhere
+    (a Windows env read from Linux/WSL, a copied env).
+    """
+
+    __slots__ = ("live", "environ", "cwd", "system_root", "system_root_source", "home")
+
+    def __init__(
+        self,
+        live: bool,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        system_root: Path | None = None,
+        system_root_source: str = "unknown",
+        home: Path | None = None,
+    ) -> None:
+        self.live = live
+        self.environ: Mapping[str, str] = {} if environ is None else environ
+        self.cwd = cwd
+        #: the Windows directory (holding System32) when known
+        self.system_root = system_root
+        self.system_root_source = system_root_source  # live, option, wsl-auto, unknown
+        self.home = home
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        # Windows variable names are case-insensitive
+        if name in self.environ:
+            return self.environ[name]
+        upper = name.upper()
+        for key, value in self.environ.items():
+            if key.upper() == upper:
+                return value
+        return default
+
+    def path_list(self, name: str, separator: str) -> tuple[str, ...]:
+        value = self.get(name)
+        if not value:
+            return ()
+        return tuple(p for p in value.split(separator) if p)
+
+    @property
+    def system32(self) -> Path | None:
+        if self.system_root is None:
+            return None
+        for name in ("System32", "system32", "SYSTEM32"):
+            candidate = self.system_root / name
+            if candidate.is_dir():
+                return candidate
+        return self.system_root / "System32"
+
 
 # variables that matter to loading torch; the rest of the live environment is not copied into reports
 RELEVANT_VARIABLES = (

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+# HostFacts lives with the code that builds it; it is a plain class so `tree FILE` can use it without this module
+from conda_torchcheck.inventory.host import HostFacts as HostFacts
 
 OS = Literal["windows", "linux", "darwin"]
 Layout = Literal["conda", "pixi", "venv", "system"]
@@ -167,49 +170,6 @@ class Problem:
     kind: str  # "conda-meta-json", "conda-meta-fields", "dist-metadata", "unreadable"
     path: Path
     detail: str
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    """The machine the env runs on: variables, working directory, Windows system directory.
-
-    ``live`` facts come from this process; otherwise from options, for an env examined from elsewhere
-    (a Windows env read from Linux/WSL, a copied env).
-    """
-
-    live: bool
-    environ: Mapping[str, str] = field(default_factory=dict)
-    cwd: Path | None = None
-    #: the Windows directory (holding System32) when known
-    system_root: Path | None = None
-    system_root_source: str = "unknown"  # live, option, wsl-auto, unknown
-    home: Path | None = None
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        # Windows variable names are case-insensitive
-        if name in self.environ:
-            return self.environ[name]
-        upper = name.upper()
-        for key, value in self.environ.items():
-            if key.upper() == upper:
-                return value
-        return default
-
-    def path_list(self, name: str, separator: str) -> tuple[str, ...]:
-        value = self.get(name)
-        if not value:
-            return ()
-        return tuple(p for p in value.split(separator) if p)
-
-    @property
-    def system32(self) -> Path | None:
-        if self.system_root is None:
-            return None
-        for name in ("System32", "system32", "SYSTEM32"):
-            candidate = self.system_root / name
-            if candidate.is_dir():
-                return candidate
-        return self.system_root / "System32"
 
 
 @dataclass(frozen=True)

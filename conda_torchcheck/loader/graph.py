@@ -6,31 +6,43 @@ that it was not found and every place that was searched, in order.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from conda_torchcheck.records import MutableRecord, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 
-@dataclass(frozen=True)
-class SearchPlace:
+class SearchPlace(Record):
     """One step of a loader's search: ``step`` is machine-readable, ``directory`` where it looked."""
 
-    step: str  # e.g. dll-load-dir, application-dir, add_dll_directory, system32, path, cwd, api-set,
-    #            known-dll, already-loaded, rpath, ld_library_path, runpath, ld.so.cache, default-dirs
-    directory: str | None = None
-    note: str = ""
+    __slots__ = ("step", "directory", "note")
+
+    def __init__(self, step: str, directory: str | None = None, note: str = "") -> None:
+        # step: e.g. dll-load-dir, application-dir, add_dll_directory, system32, path, cwd, api-set,
+        # known-dll, already-loaded, rpath, ld_library_path, runpath, ld.so.cache, default-dirs
+        self.step = step
+        self.directory = directory
+        self.note = note
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "directory": self.directory, "note": self.note}
 
 
-@dataclass(frozen=True)
-class Resolution:
-    path: Path | None  # None for API sets or a system DLL assumed present (system dir unknown)
-    found_by: SearchPlace
-    #: True when the tool could not look (no system directory given) and assumed the file is there
-    assumed: bool = False
+class Resolution(Record):
+    """Where a dependency was found and by which search step."""
+
+    __slots__ = ("path", "found_by", "assumed")
+
+    def __init__(self, path: Path | None, found_by: SearchPlace, assumed: bool = False) -> None:
+        #: None for API sets or a system DLL assumed present (system dir unknown)
+        self.path = path
+        self.found_by = found_by
+        #: True when the tool could not look (no system directory given) and assumed the file is there
+        self.assumed = assumed
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -40,14 +52,25 @@ class Resolution:
         }
 
 
-@dataclass(frozen=True)
-class Dependency:
-    name: str  # as written in the import table / DT_NEEDED
-    kind: str  # "import", "delay-import", "needed"
-    resolution: Resolution | None
-    searched: tuple[SearchPlace, ...] = ()
-    #: a problem with the module found (wrong architecture, missing symbols/versions) as message text
-    problems: tuple[str, ...] = ()
+class Dependency(Record):
+    """One import of a module: found (``resolution``) or not, with every place searched."""
+
+    __slots__ = ("name", "kind", "resolution", "searched", "problems")
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        resolution: Resolution | None,
+        searched: tuple[SearchPlace, ...] = (),
+        problems: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name  # as written in the import table / DT_NEEDED
+        self.kind = kind  # "import", "delay-import", "needed"
+        self.resolution = resolution
+        self.searched = searched
+        #: a problem with the module found (wrong architecture, missing symbols/versions) as message text
+        self.problems = problems
 
     @property
     def missing(self) -> bool:
@@ -63,14 +86,25 @@ class Dependency:
         }
 
 
-@dataclass
-class Module:
-    path: Path
-    arch: str | None = None
-    dependencies: list[Dependency] = field(default_factory=list)
-    #: why the module could not be read, if it could not
-    unreadable: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+class Module(MutableRecord):
+    """One loaded (or unreadable) module and its imports, in load order."""
+
+    __slots__ = ("path", "arch", "dependencies", "unreadable", "extra")
+
+    def __init__(
+        self,
+        path: Path,
+        arch: str | None = None,
+        dependencies: list[Dependency] | None = None,
+        unreadable: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = path
+        self.arch = arch
+        self.dependencies: list[Dependency] = [] if dependencies is None else dependencies
+        #: why the module could not be read, if it could not
+        self.unreadable = unreadable
+        self.extra: dict[str, Any] = {} if extra is None else extra
 
     @property
     def name(self) -> str:
@@ -86,15 +120,26 @@ class Module:
         }
 
 
-@dataclass
-class LoadGraph:
-    platform: str  # "windows" | "linux"
-    roots: list[Path] = field(default_factory=list)
-    modules: dict[str, Module] = field(default_factory=dict)  # key: str(path)
-    #: facts about how the search was modelled (which dirs torch adds, which conclusions are assumed)
-    notes: list[str] = field(default_factory=list)
-    #: the ordered search used for the first load attempt (for "places searched")
-    search_order: list[SearchPlace] = field(default_factory=list)
+class LoadGraph(MutableRecord):
+    """Every module a load maps, keyed by path, with the roots the load started from."""
+
+    __slots__ = ("platform", "roots", "modules", "notes", "search_order")
+
+    def __init__(
+        self,
+        platform: str,
+        roots: list[Path] | None = None,
+        modules: dict[str, Module] | None = None,
+        notes: list[str] | None = None,
+        search_order: list[SearchPlace] | None = None,
+    ) -> None:
+        self.platform = platform  # "windows" | "linux"
+        self.roots: list[Path] = [] if roots is None else roots
+        self.modules: dict[str, Module] = {} if modules is None else modules  # key: str(path)
+        #: facts about how the search was modelled (which dirs torch adds, which conclusions are assumed)
+        self.notes: list[str] = [] if notes is None else notes
+        #: the ordered search used for the first load attempt (for "places searched")
+        self.search_order: list[SearchPlace] = [] if search_order is None else search_order
 
     def module(self, path: Path) -> Module | None:
         return self.modules.get(str(path))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import re
 import struct
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from conda_torchcheck.records import Record
 
 CACHE_FILE = Path("/etc/ld.so.cache")
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"
@@ -50,15 +51,23 @@ MULTIARCH = {
 }
 
 
-@dataclass(frozen=True)
-class LdCache:
+class LdCache(Record):
     """soname -> path, for one architecture, in the order ld.so would pick."""
 
-    source: str  # the file, or "ldconfig -p"
-    entries: dict[str, str] = field(default_factory=dict)
-    #: entries that live in a glibc-hwcaps subdirectory (preferred by ld.so when the CPU supports it)
-    hwcaps_entries: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    problem: str | None = None
+    __slots__ = ("source", "entries", "hwcaps_entries", "problem")
+
+    def __init__(
+        self,
+        source: str,
+        entries: dict[str, str] | None = None,
+        hwcaps_entries: dict[str, tuple[tuple[str, str], ...]] | None = None,
+        problem: str | None = None,
+    ) -> None:
+        self.source = source  # the file, or "ldconfig -p"
+        self.entries: dict[str, str] = {} if entries is None else entries
+        #: entries that live in a glibc-hwcaps subdirectory (preferred by ld.so when the CPU supports it)
+        self.hwcaps_entries: dict[str, tuple[tuple[str, str], ...]] = {} if hwcaps_entries is None else hwcaps_entries
+        self.problem = problem
 
     def lookup(self, name: str) -> str | None:
         return self.entries.get(name)
@@ -180,16 +189,25 @@ def _ldconfig_fallback(arch: str, problem: str) -> LdCache:
 # --- default directories and dynamic string tokens --------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SystemLayout:
+class SystemLayout(Record):
     """The directories ld.so searches last, and what ``$LIB`` / ``$PLATFORM`` expand to."""
 
-    default_dirs: tuple[str, ...]
-    lib_token: str
-    platform_token: str
-    #: glibc-hwcaps subdirectories this CPU can use, best first (x86-64-v4 ... v2)
-    hwcaps: tuple[str, ...] = ()
-    multiarch: bool = False
+    __slots__ = ("default_dirs", "lib_token", "platform_token", "hwcaps", "multiarch")
+
+    def __init__(
+        self,
+        default_dirs: tuple[str, ...],
+        lib_token: str,
+        platform_token: str,
+        hwcaps: tuple[str, ...] = (),
+        multiarch: bool = False,
+    ) -> None:
+        self.default_dirs = default_dirs
+        self.lib_token = lib_token
+        self.platform_token = platform_token
+        #: glibc-hwcaps subdirectories this CPU can use, best first (x86-64-v4 ... v2)
+        self.hwcaps = hwcaps
+        self.multiarch = multiarch
 
 
 def system_layout(

@@ -27,10 +27,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from conda_torchcheck.binaries.elf import ElfFile, SymbolRef, Symbols, Unreadable, read_elf, read_symbols
 from conda_torchcheck.binaries.headers import ELF_MACHINES
@@ -44,6 +41,12 @@ from conda_torchcheck.loader.ldcache import (
     system_layout,
 )
 from conda_torchcheck.messages import msg
+from conda_torchcheck.records import MutableRecord, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 # Libraries every Linux machine provides (glibc, the GCC runtime): when the machine the env runs on is not
 # this one, their resolution is assumed and said to be assumed.
@@ -87,7 +90,8 @@ _MACHINE_BY_ARCH = {v: k for k, v in ELF_MACHINES.items()}
 # for people go through the message catalog.
 ASSUMED_SYSTEM = "assumed: system library of the machine the env runs on (not examined)"
 UNKNOWN_SYSTEM = "system directories of the machine the env runs on (unknown)"
-GROUP_PROCESS = "python (executable and its DT_NEEDED)"
+GROUP_PROCESS_SUFFIX = "(executable and its DT_NEEDED)"
+GROUP_PROCESS = f"python {GROUP_PROCESS_SUFFIX}"
 GROUP_GLOBAL_DEPS = "torch dlopen(libtorch_global_deps.so, RTLD_GLOBAL)"
 GROUP_C = "import torch._C dlopen(_C.so, RTLD_LOCAL)"
 
@@ -95,20 +99,37 @@ GROUP_C = "import torch._C dlopen(_C.so, RTLD_LOCAL)"
 # --- the machine ld.so runs on ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LinuxSearch:
+class LinuxSearch(Record):
     """What ld.so on the machine the env runs on would use, and where each fact came from."""
 
-    live: bool
-    arch: str
-    bits: int
-    cache: LdCache | None  # None: the machine is not this one (or the cache could not be read)
-    layout: SystemLayout
-    ld_library_path: tuple[str, ...]
-    ld_library_path_source: str  # "live", "option", "unset"
-    preload: tuple[str, ...]
-    cwd: Path | None
-    notes: tuple[str, ...] = ()
+    __slots__ = (
+        "live", "arch", "bits", "cache", "layout", "ld_library_path", "ld_library_path_source", "preload", "cwd",
+        "notes",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        live: bool,
+        arch: str,
+        bits: int,
+        cache: LdCache | None,
+        layout: SystemLayout,
+        ld_library_path: tuple[str, ...],
+        ld_library_path_source: str,
+        preload: tuple[str, ...],
+        cwd: Path | None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        self.live = live
+        self.arch = arch
+        self.bits = bits
+        self.cache = cache  # None: the machine is not this one (or the cache could not be read)
+        self.layout = layout
+        self.ld_library_path = ld_library_path
+        self.ld_library_path_source = ld_library_path_source  # "live", "option", "unset"
+        self.preload = preload
+        self.cwd = cwd
+        self.notes = notes
 
     @property
     def machine(self) -> int:
@@ -162,41 +183,67 @@ def search_context(env: Any, host: Any, *, arch: str | None = None, bits: int = 
 # --- the simulated process --------------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
 class LoadedObject:
-    """One object in the simulated process (glibc's ``struct link_map``)."""
+    """One object in the simulated process (glibc's ``struct link_map``); equal only to itself."""
 
-    path: Path  # the path it was opened by (l_name); $ORIGIN is its directory
-    elf: ElfFile | None
-    module: Module
-    names: set[str]
-    loader: LoadedObject | None
-    identity: tuple[int, int] | None
-    group: str
-    is_main: bool = False
-    symbols: Symbols | Unreadable | None = None
+    __slots__ = ("path", "elf", "module", "names", "loader", "identity", "group", "is_main", "symbols")
+
+    def __init__(
+        self,
+        path: Path,
+        elf: ElfFile | None,
+        module: Module,
+        names: set[str],
+        loader: LoadedObject | None,
+        identity: tuple[int, int] | None,
+        group: str,
+    ) -> None:
+        self.path = path  # the path it was opened by (l_name); $ORIGIN is its directory
+        self.elf = elf
+        self.module = module
+        self.names = names
+        self.loader = loader
+        self.identity = identity
+        self.group = group
+        self.is_main = False
+        self.symbols: Symbols | Unreadable | None = None
+
+    def __repr__(self) -> str:
+        return f"LoadedObject({str(self.path)!r}, group={self.group!r})"
 
     @property
     def origin(self) -> str:
         return str(self.path.parent)
 
 
-@dataclass
-class LoadStep:
+class LoadStep(MutableRecord):
     """One dlopen (or the process start): what it mapped, and the first error ld.so would report."""
 
-    label: str
-    root: LoadedObject | None
-    new_objects: list[LoadedObject] = field(default_factory=list)
-    searchlist: list[LoadedObject] = field(default_factory=list)
-    rtld_global: bool = False
-    #: False for loads whose failure torch swallows (its proactive CUDA preloading)
-    fatal: bool = True
-    error: str | None = None
-    #: (requiring object, dependency) for every unresolved DT_NEEDED, in ld.so's order
-    misses: list[tuple[LoadedObject | None, Dependency]] = field(default_factory=list)
-    #: (requiring object, dependency name, version) for every unmet version need, in ld.so's order
-    version_failures: list[tuple[LoadedObject, str, str, LoadedObject]] = field(default_factory=list)
+    __slots__ = (
+        "label", "root", "new_objects", "searchlist", "rtld_global", "fatal", "error", "misses", "version_failures",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        label: str,
+        root: LoadedObject | None,
+        *,
+        rtld_global: bool = False,
+        fatal: bool = True,
+        error: str | None = None,
+    ) -> None:
+        self.label = label
+        self.root = root
+        self.new_objects: list[LoadedObject] = []
+        self.searchlist: list[LoadedObject] = []
+        self.rtld_global = rtld_global
+        #: False for loads whose failure torch swallows (its proactive CUDA preloading)
+        self.fatal = fatal
+        self.error = error
+        #: (requiring object, dependency) for every unresolved DT_NEEDED, in ld.so's order
+        self.misses: list[tuple[LoadedObject | None, Dependency]] = []
+        #: (requiring object, dependency name, version) for every unmet version need, in ld.so's order
+        self.version_failures: list[tuple[LoadedObject, str, str, LoadedObject]] = []
 
     @property
     def failed(self) -> bool:
@@ -390,10 +437,8 @@ class LdSo:
 
     def alternative(self, name: str, loader: LoadedObject) -> tuple[str | None, SearchPlace | None]:
         """Where ``name`` would be found for ``loader`` without LD_LIBRARY_PATH (for shadowing checks)."""
-        from dataclasses import replace
-
         saved = self.search
-        self.search = replace(saved, ld_library_path=())
+        self.search = saved.replace(ld_library_path=())
         try:
             found, how, _searched, _assumed = self._search_paths(name, loader)
         finally:
@@ -526,7 +571,8 @@ class LdSo:
     # -- process life -------------------------------------------------------------------------------------
     def start_process(self, executable: Path | None) -> LoadStep:
         """The executable (its origin is its real path), LD_PRELOAD, the interpreter, then its DT_NEEDED."""
-        label = GROUP_PROCESS
+        # named after the program: for `tree FILE` that is FILE, as for ldd, not python
+        label = f"{os.path.basename(executable)} {GROUP_PROCESS_SUFFIX}" if executable is not None else GROUP_PROCESS
         step = LoadStep(label, None, rtld_global=True)
         interp_path = INTERPRETERS.get(self.search.arch)
         if executable is not None:
@@ -647,24 +693,41 @@ def _module_extra(elf: ElfFile, group: str) -> dict[str, Any]:
 # --- torch's own loading steps ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TorchLoadPlan:
+class TorchLoadPlan(Record):
     """What ``torch/__init__.py`` of the installed version does on Linux, read from that file."""
 
-    package_dir: Path
-    global_deps: Path | None
-    c_module: Path | None
-    cuda_libs: tuple[tuple[str, str], ...] = ()
-    optional_cuda_libs: tuple[tuple[str, str], ...] = ()
-    proactive_preload: bool = False
-    cuda_major_dir: bool = False
-    rtld_global: bool = False
-    source: str = "torch/__init__.py"
+    __slots__ = (
+        "package_dir", "global_deps", "c_module", "cuda_libs", "optional_cuda_libs", "proactive_preload",
+        "cuda_major_dir", "rtld_global", "source",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        package_dir: Path,
+        global_deps: Path | None,
+        c_module: Path | None,
+        cuda_libs: tuple[tuple[str, str], ...] = (),
+        optional_cuda_libs: tuple[tuple[str, str], ...] = (),
+        proactive_preload: bool = False,
+        cuda_major_dir: bool = False,
+        rtld_global: bool = False,
+        source: str = "torch/__init__.py",
+    ) -> None:
+        self.package_dir = package_dir
+        self.global_deps = global_deps
+        self.c_module = c_module
+        self.cuda_libs = cuda_libs
+        self.optional_cuda_libs = optional_cuda_libs
+        self.proactive_preload = proactive_preload
+        self.cuda_major_dir = cuda_major_dir
+        self.rtld_global = rtld_global
+        self.source = source
 
 
-_PAIR_TUPLE = re.compile(r"""\(\s*["'](\w+)["']\s*,\s*["'](lib[^"']+)["']\s*\)""")
-_PAIR_DICT = re.compile(r"""["'](\w+)["']\s*:\s*["'](lib[^"']+)["']""")
-_OPTIONAL = re.compile(r"""_preload_cuda_lib\(\s*["'](\w+)["']\s*,\s*["'](lib[^"']+)["']\s*,\s*required=False""")
+# patterns, not compiled regexes: only the torch import needs them, and `tree FILE` must not compile them
+_PAIR_TUPLE = r"""\(\s*["'](\w+)["']\s*,\s*["'](lib[^"']+)["']\s*\)"""
+_PAIR_DICT = r"""["'](\w+)["']\s*:\s*["'](lib[^"']+)["']"""
+_OPTIONAL = r"""_preload_cuda_lib\(\s*["'](\w+)["']\s*,\s*["'](lib[^"']+)["']\s*,\s*required=False"""
 
 
 def torch_load_plan(package_dir: Path, python_tag: str | None, host: Any = None) -> TorchLoadPlan:
@@ -678,8 +741,8 @@ def torch_load_plan(package_dir: Path, python_tag: str | None, host: Any = None)
     if start >= 0:
         end = text.find("\ndef ", start)
         block = text[start : end if end > 0 else len(text)]
-        cuda_libs = _PAIR_TUPLE.findall(block) or _PAIR_DICT.findall(block)
-    optional = [pair for pair in _OPTIONAL.findall(text)]
+        cuda_libs = re.findall(_PAIR_TUPLE, block) or re.findall(_PAIR_DICT, block)
+    optional = re.findall(_OPTIONAL, text)
     lib_dir = package_dir / "lib"
     uses_global_deps = "_load_global_deps" in text or not text
     global_deps = lib_dir / "libtorch_global_deps.so" if uses_global_deps else None
@@ -746,17 +809,26 @@ def cuda_preload_candidates(
 # --- building the graphs ----------------------------------------------------------------------------------
 
 
-@dataclass
-class LinuxLoad:
+class LinuxLoad(MutableRecord):
     """The simulated import of torch: the graph plus what the checks need beyond it."""
 
-    graph: LoadGraph
-    ldso: LdSo
-    plan: TorchLoadPlan | None
-    search: LinuxSearch
-    #: what torch's import would report first (an ld.so message or torch's own ValueError), if it fails
-    first_error: str | None = None
-    preloaded: list[Path] = field(default_factory=list)
+    __slots__ = ("graph", "ldso", "plan", "search", "first_error", "preloaded")
+
+    def __init__(
+        self,
+        graph: LoadGraph,
+        ldso: LdSo,
+        plan: TorchLoadPlan | None,
+        search: LinuxSearch,
+        first_error: str | None = None,
+    ) -> None:
+        self.graph = graph
+        self.ldso = ldso
+        self.plan = plan
+        self.search = search
+        #: what torch's import would report first (an ld.so message or torch's own ValueError), if it fails
+        self.first_error = first_error
+        self.preloaded: list[Path] = []
 
     @property
     def steps(self) -> list[LoadStep]:
@@ -935,16 +1007,26 @@ def load_file(ctx: Any, path: Path) -> LinuxLoad:
 # --- symbols --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SymbolMiss:
+class SymbolMiss(Record):
     """An undefined symbol that no object in the lookup scope defines (``undefined symbol: X``)."""
 
-    name: str
-    version: str | None
-    version_file: str | None
-    required_by: Path
-    step: str
-    scope: tuple[Path, ...]
+    __slots__ = ("name", "version", "version_file", "required_by", "step", "scope")
+
+    def __init__(
+        self,
+        name: str,
+        version: str | None,
+        version_file: str | None,
+        required_by: Path,
+        step: str,
+        scope: tuple[Path, ...],
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.version_file = version_file
+        self.required_by = required_by
+        self.step = step
+        self.scope = scope
 
 
 _PYTHON_API = (b"Py", b"_Py")

@@ -606,19 +606,42 @@ class RootOutcome:
         }
 
 
-@dataclass
 class WindowsLoadGraph(LoadGraph):
-    process: ProcessModel | None = None
-    outcomes: list[RootOutcome] = field(default_factory=list)
-    issues: list[EdgeIssue] = field(default_factory=list)
-    torch_version: str | None = None
-    layout: str = "wheel"  # "wheel" (torch\lib) or "conda" (Library\bin)
-    #: what torch's ctypes probe of the VC++ runtime loads: name -> Resolution (None: not found)
-    vc_probe: dict[str, Resolution | None] = field(default_factory=dict)
-    #: modules loaded by name in the process: lower name -> (path or None, how)
-    loaded: dict[str, tuple[Path | None, SearchPlace]] = field(default_factory=dict)
-    own_paths: frozenset[str] = frozenset()
-    _versions: dict[str, str | None] = field(default_factory=dict, repr=False)
+    """The load graph plus what the Windows model knows of the process (a plain class like its base)."""
+
+    __slots__ = (
+        "process",
+        "outcomes",
+        "issues",
+        "torch_version",
+        "layout",
+        "vc_probe",
+        "loaded",
+        "own_paths",
+        "_versions",
+    )
+    _fields = LoadGraph._fields + __slots__[:-1]
+
+    def __init__(
+        self,
+        platform: str = "windows",
+        *,
+        process: ProcessModel | None = None,
+        torch_version: str | None = None,
+        layout: str = "wheel",
+    ) -> None:
+        super().__init__(platform)
+        self.process = process
+        self.outcomes: list[RootOutcome] = []
+        self.issues: list[EdgeIssue] = []
+        self.torch_version = torch_version
+        self.layout = layout  # "wheel" (torch\lib) or "conda" (Library\bin)
+        #: what torch's ctypes probe of the VC++ runtime loads: name -> Resolution (None: not found)
+        self.vc_probe: dict[str, Resolution | None] = {}
+        #: modules loaded by name in the process: lower name -> (path or None, how)
+        self.loaded: dict[str, tuple[Path | None, SearchPlace]] = {}
+        self.own_paths: frozenset[str] = frozenset()
+        self._versions: dict[str, str | None] = {}
 
     def blamed(self) -> RootOutcome | None:
         """The load that raises first: what the user's error message names."""

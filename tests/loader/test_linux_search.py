@@ -185,13 +185,11 @@ def test_foreign_host_assumes_system_libraries_and_says_so():
 
 
 def test_cache_entries_win_over_default_dirs_and_stale_entries_are_skipped(tmp_path):
-    from dataclasses import replace
-
     from conda_torchcheck.loader.ldcache import LdCache
 
     search = linux.search_context(None, file_ctx().host)
     fake = LdCache("test", {"libleaf.so.1": str(P / "deep" / "libleaf.so.1"), "libgone.so.1": str(tmp_path / "x")})
-    search = replace(search, cache=fake)
+    search = search.replace(cache=fake)
     ldso = linux.LdSo(search, linux._new_graph(search))
     ldso.start_process(P / "libouter_runpath.so")
     leaf = found(ldso.graph, "libleaf.so.1")
