@@ -92,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         commands["libtree"] = (["libtree", str(args.file)], env)
     if shutil.which("lddtree") and Path("/usr/bin/python3").exists():
         commands["lddtree"] = (["/usr/bin/python3", shutil.which("lddtree"), str(args.file)], env)
-    commands["conda-torchcheck tree"] = (
-        [sys.executable, "-m", "conda_torchcheck", "tree", "-p", str(prefix), str(args.file)],
-        ours_env,
-    )
+    tree_args = ["tree", "-p", str(prefix), str(args.file)]
+    script = Path(sys.executable).with_name("conda-torchcheck")
+    if script.is_file():  # the installed command: what people type
+        commands["conda-torchcheck tree"] = ([str(script), *tree_args], ours_env)
+    commands["python -m conda_torchcheck tree"] = ([sys.executable, "-m", "conda_torchcheck", *tree_args], ours_env)
     for cmd, e in commands.values():  # warm the page cache and the bytecode caches
         wall(cmd, e)
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -103,15 +104,18 @@ def main(argv: list[str] | None = None) -> int:
         for name, (cmd, e) in commands.items():
             times[name].append(wall(cmd, e))
     print(f"file: {args.file} ({args.file.stat().st_size:,} bytes), {args.rounds} rounds, load {os.getloadavg()}")
-    print(f"{'command':28} {'fastest':>9} {'median':>9}")
+    print(f"{'command':34} {'fastest':>9} {'median':>9}")
     for name, values in times.items():
-        print(f"{name:28} {min(values) * 1000:8.1f}ms {statistics.median(values) * 1000:8.1f}ms")
+        print(f"{name:34} {min(values) * 1000:8.1f}ms {statistics.median(values) * 1000:8.1f}ms")
     if "lddtree" in times:
-        ours = times["conda-torchcheck tree"]
-        print(
-            f"lddtree / conda-torchcheck: fastest {min(times['lddtree']) / min(ours):.2f}x, "
-            f"median {statistics.median(times['lddtree']) / statistics.median(ours):.2f}x"
-        )
+        for name in ("conda-torchcheck tree", "python -m conda_torchcheck tree"):
+            if name not in times:
+                continue
+            ours = times[name]
+            print(
+                f"lddtree / {name}: fastest {min(times['lddtree']) / min(ours):.2f}x, "
+                f"median {statistics.median(times['lddtree']) / statistics.median(ours):.2f}x"
+            )
     graph, symbols = in_process(args.file, args.rounds)
     print(
         f"in-process: graph + version checks {min(graph) * 1000:.1f}ms (median {statistics.median(graph) * 1000:.1f}), "

@@ -7,7 +7,13 @@ import importlib
 import sys
 from pathlib import Path
 
-from conda_torchcheck.cli.options import add_host_options, add_output_options, add_target_options, load_target
+from conda_torchcheck.cli.options import (
+    add_host_options,
+    add_output_options,
+    add_target_options,
+    host_overrides,
+    load_target,
+)
 from conda_torchcheck.errors import TargetError, UsageError
 
 HELP = (
@@ -58,23 +64,67 @@ def _file_os(path: Path, default: str) -> str:
 
 
 def build_graph(args: argparse.Namespace):
-    from conda_torchcheck.checks.context import CheckContext
+    """(target facts for the JSON document, the load graph)."""
     from conda_torchcheck.messages import translate
+
+    target = args.target or "torch"
+    path = None
+    if target != "torch":
+        path = Path(target).expanduser()
+        if not path.is_file():
+            raise TargetError(translate("tree.not_a_file", path=str(path)))
+        from conda_torchcheck.binaries.headers import sniff
+
+        header = sniff(path)
+        if header is not None and header.format == "elf":
+            return _elf_file_graph(args, path.absolute(), header.arch)
+    from conda_torchcheck.checks.context import CheckContext
 
     env, host = load_target(args)
     ctx = CheckContext(env, host)
-    target = args.target or "torch"
-    if target == "torch":
+    facts = {"prefix": str(env.prefix), "os": env.os, "platform": env.platform}
+    if path is None:
         loader = _loader_for(env.os)
         graph = loader.build_torch_graph(ctx)
         if graph is None:
             raise TargetError(translate("tree.no_torch", prefix=str(env.prefix)))
-        return env, graph
-    path = Path(target).expanduser()
-    if not path.is_file():
-        raise TargetError(translate("tree.not_a_file", path=str(path)))
+        return facts, graph
     loader = _loader_for(_file_os(path, env.os))
-    return env, loader.build_graph_for_file(ctx, path.absolute())
+    return facts, loader.build_graph_for_file(ctx, path.absolute())
+
+
+_LINUX_PLATFORMS = {"x86_64": "linux-64", "aarch64": "linux-aarch64", "ppc64": "linux-ppc64le", "x86": "linux-32"}
+
+
+def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
+    """An ELF file is loaded as a program: ld.so and this machine's facts decide, not the env's packages.
+
+    So the env is not read at all (reading it would be most of the run time); an env given with -p/-n must
+    still exist, so that a typo is not silently ignored.
+    """
+    from types import SimpleNamespace
+
+    from conda_torchcheck.inventory.host import make_host_facts
+    from conda_torchcheck.inventory.locate import resolve_target
+    from conda_torchcheck.loader import linux
+    from conda_torchcheck.messages import translate
+
+    prefix = None
+    if getattr(args, "prefix", None) or getattr(args, "name", None):
+        prefix = resolve_target(getattr(args, "prefix", None), getattr(args, "name", None)).absolute()
+        if not prefix.is_dir():
+            key = "cli.target.not_dir" if prefix.exists() else "cli.target.missing"
+            raise TargetError(translate(key, prefix=str(prefix)))
+    host = make_host_facts(
+        "linux",
+        prefix or path.parent,
+        use_live=not getattr(args, "ignore_environment", False),
+        overrides=host_overrides(args),
+        cwd=getattr(args, "cwd", None),
+    )
+    graph = linux.build_graph_for_file(SimpleNamespace(env=None, host=host), path)
+    facts = {"prefix": str(prefix) if prefix else None, "os": "linux", "platform": _LINUX_PLATFORMS.get(arch)}
+    return facts, graph
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -86,9 +136,9 @@ def execute(args: argparse.Namespace) -> int:
         from conda_torchcheck.messages import translate
 
         raise UsageError(translate("cli.usage.json_and_format", format=args.format))
-    env, graph = build_graph(args)
+    facts, graph = build_graph(args)
     if fmt == "json":
-        text = render_tree_json(graph, target={"prefix": str(env.prefix), "os": env.os, "platform": env.platform})
+        text = render_tree_json(graph, target=facts)
     else:
         text = render_tree_text(
             graph, lang=getattr(args, "lang", None), color=wants_color(sys.stdout), verbose=args.verbose

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # not typing's: `tree` must not pay for importing it
 if TYPE_CHECKING:  # the report module pulls in the inventory; tree and explain render without it
     from conda_torchcheck.report import Report
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 CODES = {"red": "31", "yellow": "33", "blue": "34", "green": "32", "bold": "1", "dim": "2"}
 

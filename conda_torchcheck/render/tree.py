@@ -8,12 +8,13 @@ Windows graphs add per-root outcomes (which load fails, with which WinError) and
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module
 from conda_torchcheck.messages import translate
 from conda_torchcheck.render.style import paint
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SYSTEM_STEPS = frozenset({"api-set", "known-dll", "system32", "system", "windows-dir", "ld.so.cache", "default-dirs"})
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
@@ -194,6 +195,8 @@ def render_tree_json(graph: LoadGraph, *, target: dict[str, Any]) -> str:
         "graph": graph.to_dict(),
         "failed": graph_failed(graph),
     }
+    import json
+
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +120,56 @@ def test_torch_tree_names_the_blamed_dll_and_the_missing_file(tmp_path, capsys):
     assert "mkl_intel_thread.1.dll  not found" in out
     assert "torch's PATH fallback: also not found" in out
     assert "_C.cp311-win_amd64.pyd  [extension 12: fails: WinError 126]" in out
+
+
+# --- an ELF file: loaded as a program, so the env is not read --------------------------------------------------
+
+ELF_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "prebuilt"
+OUTER = ELF_FIXTURES / "precedence" / "libouter_runpath.so"
+
+
+def test_elf_file_tree_needs_no_env(capsys):
+    rc = main(["tree", str(OUTER), "--json", "--ignore-environment"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1  # libleaf.so.1: libmid's loader has a RUNPATH, and RUNPATH is for direct dependencies only
+    assert doc["target"] == {"prefix": None, "os": "linux", "platform": "linux-64"}
+    assert doc["graph"]["platform"] == "linux"
+
+
+def test_elf_file_tree_accepts_any_existing_folder_as_prefix(tmp_path, capsys):
+    rc = main(["tree", str(OUTER), "-p", str(tmp_path), "--json", "--ignore-environment"])
+    assert rc == 1 and json.loads(capsys.readouterr().out)["target"]["prefix"] == str(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_elf_file_tree_still_rejects_a_mistyped_prefix(tmp_path, capsys, kind):
+    prefix = tmp_path / "nope"
+    if kind == "file":
+        prefix.write_text("")
+    rc, _, err = tree(capsys, OUTER, "-p", prefix)
+    assert rc == 2 and ("does not exist" in err if kind == "missing" else "is not a directory" in err)
+
+
+def test_elf_file_tree_program_step_is_named_after_the_file():
+    from conda_torchcheck.loader import linux
+    from tests.loader.linux_layouts import file_ctx
+
+    load = linux.load_file(file_ctx(), OUTER)
+    assert load.steps[0].label == "libouter_runpath.so (executable and its DT_NEEDED)"
+
+
+def test_elf_file_tree_start_up_imports_stay_lean():
+    """What keeps `tree FILE` near 2x faster than lddtree (benchmarks/linux_tree.py): no dataclasses, typing or
+    TOML parser, no inventory or checks. Guarded here by module names, not by timing."""
+    code = (
+        "import sys, io; from conda_torchcheck.cli.main import main; out = sys.stdout; sys.stdout = io.StringIO(); "
+        f"rc = main(['tree', {str(OUTER)!r}, '--ignore-environment']); sys.stdout = out; "
+        "print(rc); print(' '.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rc, modules = done.stdout.splitlines()
+    loaded = set(modules.split())
+    assert rc == "1" and "conda_torchcheck.loader.linux" in loaded
+    heavy = {"dataclasses", "typing", "tomllib", "json", "shutil", "conda_torchcheck.inventory.model"}
+    assert not heavy & loaded, heavy & loaded
+    assert not {m for m in loaded if m.startswith(("conda_torchcheck.checks", "conda_torchcheck.inventory.env"))}
