@@ -54,21 +54,12 @@ def _loader_for(os_name: str):
         raise
 
 
-def _file_os(path: Path, default: str) -> str:
-    from conda_torchcheck.binaries.headers import sniff
-
-    header = sniff(path)
-    if header is None:
-        return default
-    return {"pe": "windows", "elf": "linux"}.get(header.format, default)
-
-
 def build_graph(args: argparse.Namespace):
     """(target facts for the JSON document, the load graph)."""
     from conda_torchcheck.messages import translate
 
     target = args.target or "torch"
-    path = None
+    path = file_format = None
     if target != "torch":
         path = Path(target).expanduser()
         if not path.is_file():
@@ -76,6 +67,7 @@ def build_graph(args: argparse.Namespace):
         from conda_torchcheck.binaries.headers import sniff
 
         header = sniff(path)
+        file_format = header.format if header is not None else None
         if header is not None and header.format == "elf":
             return _elf_file_graph(args, path.absolute(), header.arch)
     from conda_torchcheck.checks.context import CheckContext
@@ -89,11 +81,8 @@ def build_graph(args: argparse.Namespace):
         if graph is None:
             raise TargetError(translate("tree.no_torch", prefix=str(env.prefix)))
         return facts, graph
-    loader = _loader_for(_file_os(path, env.os))
+    loader = _loader_for("windows" if file_format == "pe" else env.os)
     return facts, loader.build_graph_for_file(ctx, path.absolute())
-
-
-_LINUX_PLATFORMS = {"x86_64": "linux-64", "aarch64": "linux-aarch64", "ppc64": "linux-ppc64le", "x86": "linux-32"}
 
 
 def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
@@ -106,6 +95,7 @@ def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
 
     from conda_torchcheck.inventory.host import make_host_facts
     from conda_torchcheck.inventory.locate import resolve_target
+    from conda_torchcheck.inventory.names import PLATFORMS
     from conda_torchcheck.loader import linux
     from conda_torchcheck.messages import translate
 
@@ -123,7 +113,7 @@ def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
         cwd=getattr(args, "cwd", None),
     )
     graph = linux.build_graph_for_file(SimpleNamespace(env=None, host=host), path)
-    facts = {"prefix": str(prefix) if prefix else None, "os": "linux", "platform": _LINUX_PLATFORMS.get(arch)}
+    facts = {"prefix": str(prefix) if prefix else None, "os": "linux", "platform": PLATFORMS.get(("linux", arch))}
     return facts, graph
 
 

@@ -23,22 +23,11 @@ from conda_torchcheck.inventory.model import (
     PythonInfo,
     SiteDir,
 )
+from conda_torchcheck.inventory.names import PLATFORMS
 from conda_torchcheck.messages import translate
 
 _PYDIR = re.compile(r"^python(\d)\.(\d+)(t?)$")
 _PYDLL = re.compile(r"^python(\d)(\d+)(t?)\.dll$", re.IGNORECASE)
-
-_PLATFORMS = {
-    ("windows", "x86_64"): "win-64",
-    ("windows", "x86"): "win-32",
-    ("windows", "arm64"): "win-arm64",
-    ("linux", "x86_64"): "linux-64",
-    ("linux", "aarch64"): "linux-aarch64",
-    ("linux", "ppc64"): "linux-ppc64le",
-    ("linux", "x86"): "linux-32",
-    ("darwin", "x86_64"): "osx-64",
-    ("darwin", "arm64"): "osx-arm64",
-}
 
 
 def detect_os(prefix: Path, records: tuple[CondaRecord, ...] | None = None) -> OS:
@@ -212,8 +201,8 @@ def detect_platform(os_: OS, python: PythonInfo, records: tuple[CondaRecord, ...
     rec = _python_record(records)
     if rec is not None and rec.subdir and rec.subdir != "noarch":
         return rec.subdir
-    if python.arch and (os_, python.arch) in _PLATFORMS:
-        return _PLATFORMS[(os_, python.arch)]
+    if python.arch and (os_, python.arch) in PLATFORMS:
+        return PLATFORMS[(os_, python.arch)]
     for rec in records:
         if rec.subdir and rec.subdir != "noarch":
             return rec.subdir

@@ -6,6 +6,19 @@ import re
 
 _NORMALIZE = re.compile(r"[-_.]+")
 
+#: (OS, CPU architecture as the binary readers name it) -> conda subdir
+PLATFORMS = {
+    ("windows", "x86_64"): "win-64",
+    ("windows", "x86"): "win-32",
+    ("windows", "arm64"): "win-arm64",
+    ("linux", "x86_64"): "linux-64",
+    ("linux", "aarch64"): "linux-aarch64",
+    ("linux", "ppc64"): "linux-ppc64le",
+    ("linux", "x86"): "linux-32",
+    ("darwin", "x86_64"): "osx-64",
+    ("darwin", "arm64"): "osx-arm64",
+}
+
 
 def normalize(name: str) -> str:
     """PEP 503 normalisation: ``Torch_Vision`` → ``torch-vision``."""
