@@ -94,17 +94,13 @@ def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
     from types import SimpleNamespace
 
     from conda_torchcheck.inventory.host import make_host_facts
-    from conda_torchcheck.inventory.locate import resolve_target
+    from conda_torchcheck.inventory.locate import readable_folder, resolve_target
     from conda_torchcheck.inventory.names import PLATFORMS
     from conda_torchcheck.loader import linux
-    from conda_torchcheck.messages import translate
 
     prefix = None
     if getattr(args, "prefix", None) or getattr(args, "name", None):
-        prefix = resolve_target(getattr(args, "prefix", None), getattr(args, "name", None)).absolute()
-        if not prefix.is_dir():
-            key = "cli.target.not_dir" if prefix.exists() else "cli.target.missing"
-            raise TargetError(translate(key, prefix=str(prefix)))
+        prefix = readable_folder(resolve_target(getattr(args, "prefix", None), getattr(args, "name", None)))
     host = make_host_facts(
         "linux",
         prefix or path.parent,

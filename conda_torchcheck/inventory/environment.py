@@ -14,6 +14,7 @@ from conda_torchcheck.inventory.conda_meta import read_conda_meta
 from conda_torchcheck.inventory.dists import read_distributions
 from conda_torchcheck.inventory.fs import find_child, find_path
 from conda_torchcheck.inventory.host import RUNNING_OS, make_host_facts
+from conda_torchcheck.inventory.locate import readable_folder
 from conda_torchcheck.inventory.model import (
     OS,
     CondaRecord,
@@ -356,20 +357,7 @@ def load_environment(
     """Read everything the checks need about ``prefix``. Raises :class:`TargetError` for a non-env."""
     # a long-lived process (conda running its hooks in-process) must not see listings from before a transaction
     fs.clear_cache()
-    prefix = Path(os.path.expanduser(str(prefix)))
-    try:
-        prefix = prefix.absolute()
-    except OSError as exc:  # pragma: no cover - cwd vanished
-        raise TargetError(translate("cli.target.cannot_resolve", prefix=str(prefix), error=str(exc))) from exc
-    if not prefix.exists():
-        raise TargetError(translate("cli.target.missing", prefix=str(prefix)))
-    if not prefix.is_dir():
-        raise TargetError(translate("cli.target.not_dir", prefix=str(prefix)))
-    try:
-        os.listdir(prefix)
-    except OSError as exc:
-        detail = str(exc.strerror or exc)
-        raise TargetError(translate("cli.target.unreadable", prefix=str(prefix), error=detail)) from exc
+    prefix = readable_folder(prefix)
     records, meta_problems = read_conda_meta(prefix)  # once: large envs hold tens of MB of JSON
     os_ = target_os or detect_os(prefix, records)
     if not _looks_like_env(prefix, os_):

@@ -165,6 +165,25 @@ def _path_rank(prefix: str, environ: Mapping[str, str]) -> int:
     return 1 << 30
 
 
+def readable_folder(prefix: str | Path) -> Path:
+    """``prefix`` made absolute, or :class:`TargetError` when it is missing, not a folder or unreadable."""
+    prefix = Path(os.path.expanduser(str(prefix)))
+    try:
+        prefix = prefix.absolute()
+    except OSError as exc:  # pragma: no cover - cwd vanished
+        raise TargetError(translate("cli.target.cannot_resolve", prefix=str(prefix), error=str(exc))) from exc
+    if not prefix.exists():
+        raise TargetError(translate("cli.target.missing", prefix=str(prefix)))
+    if not prefix.is_dir():
+        raise TargetError(translate("cli.target.not_dir", prefix=str(prefix)))
+    try:
+        os.listdir(prefix)
+    except OSError as exc:
+        detail = str(exc.strerror or exc)
+        raise TargetError(translate("cli.target.unreadable", prefix=str(prefix), error=detail)) from exc
+    return prefix
+
+
 def resolve_target(prefix: str | None, name: str | None, environ: Mapping[str, str] | None = None) -> Path:
     if prefix and name:
         raise TargetError(translate("cli.target.prefix_and_name"))
