@@ -159,12 +159,15 @@ def test_cuda_build_without_cuda_explains_the_warning(real_venv, fake_torch):
 
 
 def test_torch_imported_from_elsewhere(real_venv, fake_torch, tmp_path):
-    """What files cannot show: a sitecustomize that puts another folder first on sys.path."""
+    """What files cannot show: code run at start-up that puts another folder first on sys.path.
+
+    An ``import`` line of a .pth file, not a sitecustomize.py: Debian's python3 has its own sitecustomize in the
+    standard library, which shadows one in site-packages."""
     fake_torch(CPU_TORCH)
     other = tmp_path / "elsewhere"
     fake_torch(CPU_TORCH, where=other)
-    hook = site_packages(real_venv) / "sitecustomize.py"
-    hook.write_text(f"import sys\nsys.path.insert(0, {str(other)!r})\n", encoding="utf-8")
+    hook = site_packages(real_venv) / "zz_elsewhere_first.pth"
+    hook.write_text(f"import sys; sys.path.insert(0, {str(other)!r})\n", encoding="utf-8")
     try:
         findings = run(context(real_venv))
     finally:
