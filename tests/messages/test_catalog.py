@@ -18,7 +18,7 @@ from conda_torchcheck.checks import all_checks
 from conda_torchcheck.messages import LANGUAGES, catalog, placeholders
 
 PACKAGE = Path(__file__).resolve().parents[2] / "conda_torchcheck"
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "findings"
+DOCS = Path(__file__).resolve().parents[2] / "conda_torchcheck" / "docs" / "findings"
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
