@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tests.envbuilder import EnvBuilder
+from tests.wine import wine_prefix  # noqa: F401 - session fixture
 
 
 @pytest.fixture

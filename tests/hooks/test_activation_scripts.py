@@ -17,8 +17,6 @@ import pytest
 from conda_torchcheck.hooks.activation import render
 from conda_torchcheck.hooks.activation.facts import ActivationFacts
 
-# wine keeps its Windows prefix under $HOME; the tests' HOME is a fresh folder, so keep using the real one
-WINE_HOME = os.environ.get("WINEPREFIX") or os.path.join(os.path.expanduser("~"), ".wine")
 HOSTILE = "a b'c\"d$e`id`f%g&h;i中文[j]*k\\l"
 POSIX_SHELLS = ("bash", "dash", "zsh")
 SONAMES = ("libcublas.so.12", "libnccl.so.2", "libcudnn.so.9", "libnvJitLink.so.12")
@@ -260,7 +258,7 @@ def _win(path: Path) -> str:
 
 @pytest.mark.wine
 @pytest.mark.slow
-def test_cmd_script_under_wine(tmp_path):
+def test_cmd_script_under_wine(tmp_path, wine_prefix):
     wine = shell_or_skip("wine")
     prefix = tmp_path / WINE_PREFIX
     for sub in ("Library/bin", "Scripts", "conda-meta"):
@@ -286,7 +284,7 @@ def test_cmd_script_under_wine(tmp_path):
     environ = dict(
         os.environ,
         WINEDEBUG="-all",
-        WINEPREFIX=WINE_HOME,
+        WINEPREFIX=str(wine_prefix),
         CTC_PREFIX=_win(prefix),
         CTC_OWN=own,
         CTC_OTHER=_win(other / "Library/bin"),

@@ -10,8 +10,9 @@ import pytest
 
 CONDA = importlib.util.find_spec("conda") is not None
 SKIP_REASON = (
-    "conda is not importable here (it is not on PyPI, so CI has no conda); run tests/plugin with a python "
-    "that has conda installed (docs/plugin.md, 'Developing')"
+    "conda is not importable here (conda is not on PyPI): install it from the conda and menuinst wheels in "
+    "../shared/wheels, as .ci/run does, or run tests/plugin with a python that has conda (docs/plugin.md, "
+    "'Developing')"
 )
 
 if CONDA:
