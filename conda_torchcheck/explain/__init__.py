@@ -65,6 +65,30 @@ class Explanation:
         return [f for f in self.findings if id(f) not in used and f.severity is not Severity.INFO]
 
     @property
+    def likely_causes(self) -> list[str]:
+        """Cause ids for the whole paste, most likely first.
+
+        The main errors come before secondary ones (a warning printed above the error, a pip notice); within
+        them, every error's first cause before any error's second (round-robin by rank), each cause once. A
+        confirmed root cause comes first of all.
+        """
+        from conda_torchcheck.explain.patterns import table
+
+        tbl = table()
+        order = sorted(
+            range(len(self.diagnoses)),
+            key=lambda i: (tbl.pattern(self.diagnoses[i].match.pattern_id).secondary, i),
+        )
+        out: list[str] = [d.root_cause.id for d in (self.diagnoses[i] for i in order) if d.root_cause is not None]
+        usable = [[c for c in self.diagnoses[i].causes if c.status != "ruled-out"] for i in order]
+        depth = max((len(c) for c in usable), default=0)
+        for rank in range(depth):
+            for causes in usable:
+                if rank < len(causes) and causes[rank].id not in out:
+                    out.append(causes[rank].id)
+        return out
+
+    @property
     def has_errors(self) -> bool:
         if self.confirmed:
             return True
@@ -81,6 +105,7 @@ class Explanation:
             "kind": "explain",
             "source": self.source,
             "recognised": [d.to_dict(lang) for d in self.diagnoses],
+            "likely_causes": self.likely_causes,
             "target": None,
             "checks_run": list(self.checks_run),
             "findings": [f.to_dict(lang) for f in self.findings],

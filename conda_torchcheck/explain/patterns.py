@@ -63,6 +63,8 @@ class Pattern:
     context_before: tuple[re.Pattern[str], ...]
     causes: tuple[CauseRef, ...]
     fallback: bool = False
+    #: a warning or notice that accompanies the real error (ranked after the main errors of a paste)
+    secondary: bool = False
     #: (field, required regex): the path token right before the anchor, read backwards
     path_before: tuple[str, re.Pattern[str]] | None = None
 
@@ -172,6 +174,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
                 context_before=tuple(_compile(c, reasons) for c in raw.get("context_before", ())),
                 causes=tuple(refs),
                 fallback=bool(raw.get("fallback", False)),
+                secondary=bool(raw.get("secondary", False)),
                 path_before=(
                     (raw["path_before"]["field"], re.compile(raw["path_before"].get("require", ""), re.IGNORECASE))
                     if "path_before" in raw
