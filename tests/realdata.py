@@ -108,6 +108,37 @@ WHEELS: dict[str, Wheel] = {
         "intel-openmp==2021.4.0",
         "win32",
     ),
+    # macOS (issue 15): arm64 torch for current releases, the last x86_64 one, and other wheels' dylibs
+    "torch-2.5.1-macos-arm64": Wheel(
+        "torch-2.5.1-cp311-none-macosx_11_0_arm64.whl",
+        "31f8c39660962f9ae4eeec995e3049b5492eb7360dd4f07377658ef4d728fa4c",
+        "torch==2.5.1",
+        "macosx_11_0_arm64",
+    ),
+    "torch-2.2.2-macos-x86_64": Wheel(
+        "torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl",
+        "95b9b44f3bcebd8b6cd8d37ec802048c872d9c567ba52c894bba90863a439059",
+        "torch==2.2.2",
+        "macosx_10_9_x86_64",
+    ),
+    "scikit-learn-1.5.2-macos-arm64": Wheel(
+        "scikit_learn-1.5.2-cp311-cp311-macosx_12_0_arm64.whl",
+        "1ff45e26928d3b4eb767a8f14a9a6efbf1cbff7c05d1fb0f95f211a89fd4f5de",
+        "scikit-learn==1.5.2",
+        "macosx_12_0_arm64",
+    ),
+    "lightgbm-4.5.0-macos-arm64": Wheel(
+        "lightgbm-4.5.0-py3-none-macosx_12_0_arm64.whl",
+        "1301aa853e1fe4bf318539aa132f373862b04aa537af502508711ce03dffff09",
+        "lightgbm==4.5.0",
+        "macosx_14_0_arm64",
+    ),
+    "ninja-1.11.1.1-macos-universal2": Wheel(
+        "ninja-1.11.1.1-py2.py3-none-macosx_10_9_universal2.macosx_10_9_x86_64.macosx_11_0_arm64.macosx_11_0_universal2.whl",
+        "376889c76d87b95b5719fdd61dd7db193aa7fd4432e5d52d2e44e4c497bdbbee",
+        "ninja==1.11.1.1",
+        "macosx_10_9_universal2",
+    ),
     "torch-2.13.0-linux-cpu": Wheel(
         "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
         "6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",
