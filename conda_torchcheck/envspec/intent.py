@@ -9,6 +9,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.matchspec import (
     TorchIndex,
     cuda_of_tag,
@@ -19,7 +20,7 @@ from conda_torchcheck.envspec.matchspec import (
     version_key,
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
-from conda_torchcheck.knowledge import TorchRelease, load, torch_release
+from conda_torchcheck.knowledge import TorchRelease, load
 
 CONDA_TORCH = ("pytorch", "torchvision", "torchaudio")
 PIP_TORCH = ("torch", "torchvision", "torchaudio")

@@ -127,7 +127,7 @@ def _one(constraint: str, candidate: Version, *, bare_is_fuzzy: bool) -> bool | 
         result = _prefix_match(value, candidate)
         return None if result is None else not result
     want = version_key(value)
-    if want is None or (value and not re.fullmatch(r"\d+(\.\d+)*([a-z]+\d*)?(\.post\d+)?", value)):
+    if want is None or (value and not re.fullmatch(_VERSION_RE, value)):
         return None
     if op == "==":
         return _release(candidate) == _release(want) and candidate.pre == want.pre
@@ -139,11 +139,11 @@ def _one(constraint: str, candidate: Version, *, bare_is_fuzzy: bool) -> bool | 
     return {">=": candidate >= want, "<=": candidate <= want, ">": candidate > want, "<": candidate < want}[op]
 
 
-def version_allows(spec: str | None, version: str, *, bare_is_fuzzy: bool = True) -> bool | None:
+def version_allows(spec: str | None, version: str, *, bare_is_fuzzy: bool = False) -> bool | None:
     """Does the conda version constraint ``spec`` accept ``version``? None when this reader cannot tell.
 
-    ``bare_is_fuzzy``: a bare ``2.5`` means ``2.5.*`` (the ``name=2.5`` form) rather than exactly 2.5 (the
-    ``name 2.5`` form)."""
+    ``spec`` is conda's sanitised form (:attr:`CondaSpec.version`): a bare ``2.5`` means exactly 2.5 (= 2.5.0),
+    ``2.5*`` the 2.5 series. ``bare_is_fuzzy`` reads a bare ``2.5`` as ``2.5*`` (for hand-written minors)."""
     if spec is None or spec.strip() in ("", "*"):
         return True
     candidate = version_key(version)
@@ -160,20 +160,27 @@ def version_allows(spec: str | None, version: str, *, bare_is_fuzzy: bool = True
     return None if any_unknown else False
 
 
-def exact_version(spec: str | None, *, bare_is_fuzzy: bool = True) -> str | None:
-    """``2.5.1`` for ``==2.5.1``, ``=2.5.1``, ``2.5.1`` (three or more parts), None for ranges and minors."""
+_VERSION_RE = r"\d+(?:\.\d+)*(?:\.?(?:a|b|rc|dev|post|alpha|beta|pre)\d*)*"
+
+
+def exact_version(spec: str | None, *, bare_is_fuzzy: bool = False) -> str | None:
+    """``2.5.1`` for ``2.5.1``, ``==2.5.1``, ``2.5.1*`` (the ``=2.5.1`` form: three or more parts, or a
+    pre/dev release such as a nightly ``2.6.0.dev20241112*``); None for ranges and minors (``2.5*``)."""
     if not spec:
         return None
     s = spec.strip()
-    if any(ch in s for ch in "|,<>!~*"):
+    if any(ch in s for ch in "|,<>!~"):
         return None
     explicit = s.startswith("==")
     s = s.lstrip("=")
-    if not re.fullmatch(r"\d+(\.\d+)+([a-z]+\d*)?(\.post\d+)?", s):
+    fuzzy = s.endswith("*")
+    base = s[:-2] if s.endswith(".*") else s.rstrip("*")
+    if not re.fullmatch(_VERSION_RE, base):
         return None
-    if explicit or not bare_is_fuzzy or len(s.split(".")) >= 3:
-        return s
-    return None
+    detailed = len(re.match(r"\d+(?:\.\d+)*", base).group(0).split(".")) >= 3 or re.search(r"[a-z]", base)  # type: ignore[union-attr]
+    if fuzzy or (bare_is_fuzzy and not explicit):
+        return base if detailed else None
+    return base
 
 
 def minor_of_spec(spec: str | None) -> str | None:
@@ -184,7 +191,7 @@ def minor_of_spec(spec: str | None) -> str | None:
     s = spec.strip()
     if "|" in s:
         return None
-    m = re.fullmatch(r"(?:==?)?\s*(\d+)\.(\d+)(?:\.[\d*]+)*(?:\.\*|\*)?(?:[a-z]+\d*)?(?:\.post\d+)?", s)
+    m = re.fullmatch(r"(?:==?)?\s*(\d+)\.(\d+)(?:\.[\d*]+)*(?:\.\*|\*)?(?:\.?[a-z]+\d*)*\*?", s)
     if m:
         return f"{m.group(1)}.{m.group(2)}"
     lower = re.fullmatch(r">=\s*(\d+)\.(\d+)(?:\.\d+)*\s*,\s*<\s*(\d+)\.(\d+)(?:\.0)*", s)
@@ -203,22 +210,86 @@ def is_pinned(spec: str | None) -> bool:
 # --------------------------------------------------------------------------------------------------------
 # conda match specs
 
-_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
-_BRACKET_RE = re.compile(r"""(\w+)\s*=\s*(?:'([^']*)'|"([^"]*)"|([^,\]\s]+))""")
+_NAME_RE = re.compile(r"[A-Za-z0-9_*][A-Za-z0-9_.*\-]*")
+#
+# A port of conda's own string grammar (conda/models/match_spec.py, ``_parse_spec_str`` in conda 26.7): the
+# same steps in the same order, so that ``pytorch >= 1.13`` is the version ``>=1.13`` (not a version ``>=``
+# with a build ``1.13``), ``pytorch=2.5`` is ``2.5*`` while ``pytorch 2.5`` and ``pytorch=2.5=cuda*`` are
+# exactly 2.5 (= 2.5.0), and brackets override what stands outside them. ``version`` holds conda's sanitised
+# version string (what ``MatchSpec(...).get_raw_value("version")`` returns); tests compare it with real conda.
+
+# the regular expressions are conda's (conda/models/match_spec.py)
+_BRACKETS_RE = re.compile(r".*(?:(\[.*\]))")
+_BRACKETS_KV_RE = re.compile(r"""([a-zA-Z0-9_-]+?)=(["\']?)([^\'"]*?)(\2)(?:[,\ ]|$)""")
+_PARENS_RE = re.compile(r".*(?:(\(.*\)))")
+_NAME_VERSION_RE = re.compile(r"([^\ =<>!~]+)?([><!=~\ ].+)?")
+_VERSION_BUILD_RE = re.compile(r"((?:.+?)[^><!,|]?)(?:(?<![=!|,<>~])(?:[\ =])([^-=,|<>~]+?))?$")
+_VERSION_CHARS_RE = re.compile(r"[A-Za-z0-9_.*+!=<>~,|]+")
+#: bracket keys this reader understands; any other one (md5, build_number, url ...) makes the spec opaque
+_BRACKET_KEYS = ("version", "build", "channel", "subdir")
+
+
+def _parse_version_plus_build(text: str) -> tuple[str, str | None]:
+    m = _VERSION_BUILD_RE.search(text)
+    if m:
+        version, build = m.groups()
+        build = build and build.strip()
+    else:
+        version, build = text, None
+    return version.replace(" ", ""), build or None
+
+
+def _sanitize_version(version: str, build: str | None) -> str:
+    """conda's ``_sanitize_version_str``: ``=1.2`` → ``1.2*`` (no build), ``==1.2`` → ``1.2``."""
+    if version in ("==", "=") or not version.startswith("="):
+        return version
+    bare = version.lstrip("=")
+    if version.startswith("==") and build is None:
+        return bare
+    if not any(ch in bare for ch in "=,|"):
+        if build is None and not bare.endswith("*"):
+            return bare + "*"
+        return bare
+    return version
+
+
+def _simple_version(version: str) -> bool:
+    """No operator, no ``,``/``|``: a plain version, ``2.5*`` or ``2.5.*``."""
+    return re.fullmatch(r"[A-Za-z0-9_.+!]+(?:\.?\*)?", version) is not None
+
+
+def _fuzzy_base(version: str) -> str | None:
+    """``2.5`` for ``2.5*`` / ``2.5.*``; None when the version is not a plain prefix match."""
+    if not _simple_version(version) or not version.endswith("*") or version == "*":
+        return None
+    return version[:-2] if version.endswith(".*") else version[:-1]
+
+
+def _same_version(a: str | None, b: str | None) -> bool:
+    """Equal as conda constraints: ``2.5*`` and ``2.5.*`` are one constraint, ``*`` is none."""
+
+    def norm(v: str | None) -> str | None:
+        if v in (None, "*"):
+            return None
+        base = _fuzzy_base(v)
+        return f"{base}*" if base is not None else v
+
+    return norm(a) == norm(b)
 
 
 @dataclass(frozen=True)
 class CondaSpec:
-    """One conda dependency string, split into the parts conda's MatchSpec would see."""
+    """One conda dependency string, split the way conda's MatchSpec splits it."""
 
     raw: str
     name: str  # lower-case
     channel: str | None = None  # as written before ``::`` (``conda-forge``, ``pytorch/linux-64``, a URL)
-    version: str | None = None
+    version: str | None = None  # conda's sanitised version string: ``2.5*``, ``2.5.1``, ``>=1.13,<2``
     build: str | None = None
-    #: ``name 2.5`` means exactly 2.5 where ``name=2.5`` means 2.5.*
-    bare_is_fuzzy: bool = True
-    #: the bracket part could not be fully understood (kept verbatim on rewrite)
+    #: kept for callers that build specs by hand: a bare ``2.5`` given here means ``2.5*``
+    bare_is_fuzzy: bool = False
+    #: parts this reader does not model (md5, build_number ... in brackets, a parenthesis section): the spec
+    #: is read for its name/version but never rewritten
     opaque: bool = False
 
     @property
@@ -229,6 +300,13 @@ class CondaSpec:
         if "://" not in head and "/" in head:
             head = head.split("/")[0]
         return channel_name(head)
+
+    @property
+    def subdir(self) -> str | None:
+        if self.channel is None:
+            return None
+        last = self.channel.rstrip("/").split("/")[-1]
+        return last if last in SUBDIRS else None
 
     def allows(self, version: str) -> bool | None:
         return version_allows(self.version, version, bare_is_fuzzy=self.bare_is_fuzzy)
@@ -244,19 +322,55 @@ class CondaSpec:
     def with_(self, **changes: object) -> CondaSpec:
         return replace(self, **changes)  # type: ignore[arg-type]
 
+    def pinned(self, version: str, build: str | None = None) -> CondaSpec:
+        """This spec pinned to ``version`` (``2.5.1`` → the ``=2.5.1`` form, i.e. ``2.5.1*``; exactly
+        ``2.5.1`` when a build string is given, as conda reads ``=2.5.1=build``)."""
+        return replace(self, version=version if build else f"{version}*", build=build, bare_is_fuzzy=False)
+
+    def _version(self) -> str | None:
+        v = self.version
+        if v is not None and self.bare_is_fuzzy and _simple_version(v) and not v.endswith("*"):
+            return f"{v}*"
+        return v
+
+    def same_constraint(self, other: CondaSpec) -> bool:
+        return (
+            self.name == other.name
+            and (self.channel or None) == (other.channel or None)
+            and _same_version(self._version(), other._version())
+            and (self.build or None) == (other.build or None)
+        )
+
     def render(self) -> str:
-        """The spec written the way people write env files: ``chan::name=ver=build`` where possible."""
+        """The spec written the way env files write it (``chan::name=2.5``, ``name>=1.13,<2``,
+        ``name=2.6.*=cuda*``, ``name >=2.4,<2.6 cuda*``); conda reads it back to this very constraint."""
         head = f"{self.channel}::{self.name}" if self.channel else self.name
-        version, build = self.version, self.build
-        if version is None and build is None:
+        version, build = self._version(), self.build
+        if version in (None, "*") and build is None:
             return head
-        simple_version = version is not None and re.fullmatch(r"[A-Za-z0-9_.*+!]+", version) is not None
-        if version is not None and not simple_version:
-            return f"{head} {version}" + (f" {build}" if build else "")
-        v = version if version is not None else "*"
-        if not self.bare_is_fuzzy and version is not None and not v.startswith("="):
-            v = "=" + v  # keep "exactly" meaning: name==ver
-        return f"{head}={v}" + (f"={build}" if build else "")
+        if version in (None, "*"):
+            return f"{head}=*={build}"
+        assert version is not None
+        base = _fuzzy_base(version)
+        if base is not None:
+            return f"{head}={base}.*={build}" if build else f"{head}={base}"
+        if _simple_version(version):  # exact
+            return f"{head}={version}={build}" if build else f"{head}=={version}"
+        if build:
+            return f"{head} {version} {build}"
+        return f"{head}{version}" if version[0] in "<>=!~" else f"{head} {version}"
+
+    def render_checked(self) -> str | None:
+        """:meth:`render`, or None when the text would not read back as this constraint (then the caller
+        keeps the original text)."""
+        if self.opaque:
+            return None
+        text = self.render()
+        try:
+            again = parse_conda_spec(text)
+        except SpecSyntaxError:
+            return None
+        return text if again.same_constraint(self) else None
 
 
 class SpecSyntaxError(ValueError):
@@ -264,81 +378,73 @@ class SpecSyntaxError(ValueError):
 
 
 def parse_conda_spec(text: str) -> CondaSpec:
+    """Split ``text`` the way conda's MatchSpec does (see the module comment); SpecSyntaxError where conda
+    would refuse it or where it holds a form this reader does not model (a package file or URL)."""
     raw = text
-    s = text.strip()
-    if not s:
-        raise SpecSyntaxError("empty")
+    s = text
     if "#" in s:
-        s = s.split("#", 1)[0].strip()
-    channel = None
-    if "::" in s:
-        channel, s = s.rsplit("::", 1)
-        channel = channel.strip() or None
-        s = s.strip()
-    bracket: dict[str, str] = {}
-    opaque = False
-    if "[" in s:
-        if not s.endswith("]"):
-            raise SpecSyntaxError(text)
-        s, inner = s[:-1].split("[", 1)
-        for key, single, double, bare in _BRACKET_RE.findall(inner):
-            bracket[key.lower()] = single or double or bare
-        if set(bracket) - {"version", "build", "channel", "subdir", "build_number"}:
-            opaque = True
-        s = s.strip()
-    m = _NAME_RE.match(s)
-    if not m:
+        s = s[: s.index("#")]
+    s = s.split(" if ", 1)[0].strip()
+    if not s or s.endswith("@"):
         raise SpecSyntaxError(text)
-    name = m.group(0)
-    rest = s[m.end() :].strip()
-    version = build = None
-    bare_is_fuzzy = True
-    if rest:
-        if rest[0] in "=<>!~" and not rest.startswith("=="):
-            if rest.startswith("=") and not rest.startswith("=="):
-                parts = rest[1:].split("=", 1)
-                version = parts[0].strip() or None
-                build = parts[1].strip() if len(parts) > 1 else None
-            else:
-                pieces = rest.split()
-                version = pieces[0]
-                build = pieces[1] if len(pieces) > 1 else None
-        elif rest.startswith("=="):
-            body = rest[2:]
-            # name==1.2.3=build is accepted by conda as exact version + build
-            if "=" in body and not body.startswith("="):
-                v, b = body.split("=", 1)
-                version, build = "==" + v.strip(), b.strip() or None
-            else:
-                pieces = body.split()
-                version = "==" + pieces[0] if pieces else None
-                build = pieces[1] if len(pieces) > 1 else None
-        else:
-            pieces = rest.split()
-            version = pieces[0]
-            build = pieces[1] if len(pieces) > 1 else None
-            if len(pieces) > 2:
+    if s.endswith((".tar.bz2", ".conda")) or re.match(r"^[a-z][a-z0-9+.-]*://", s) and "::" not in s:
+        raise SpecSyntaxError(text)  # a package file or URL, not a match spec
+    opaque = False
+    brackets: dict[str, str] = {}
+    m = _BRACKETS_RE.match(s)
+    if m:
+        inner = m.group(1)
+        s = s.replace(inner, "")
+        for kv in _BRACKETS_KV_RE.finditer(inner[1:-1]):
+            key, _, value, _ = kv.groups()
+            if not key or not value:
                 raise SpecSyntaxError(text)
-            bare_is_fuzzy = version.endswith("*")
-    if "version" in bracket:
-        version = bracket["version"]
-        bare_is_fuzzy = False
-    if "build" in bracket:
-        build = bracket["build"]
-    if "channel" in bracket and channel is None:
-        channel = bracket["channel"]
-    if version is not None and version.startswith("==") and "," not in version and "|" not in version:
-        version = version[2:]
-        bare_is_fuzzy = version.endswith("*")
-    return CondaSpec(
-        raw=raw,
-        name=name.lower(),
-        channel=channel,
-        version=version,
-        build=build,
-        bare_is_fuzzy=bare_is_fuzzy,
-        opaque=opaque,
-    )
+            if key == "version":
+                value = _sanitize_version(value.replace(" ", ""), kv.groupdict().get("build"))
+            brackets[key] = value
+        if set(brackets) - set(_BRACKET_KEYS) or "name" in brackets:
+            opaque = True
+    m = _PARENS_RE.match(s)
+    if m:
+        s = s.replace(m.group(1), "")
+        opaque = True
+    parts = s.rsplit(":", 2)
+    channel: str | None
+    if len(parts) == 3:
+        channel, _, s = parts
+        channel = channel.strip() or None
+    elif len(parts) == 2:
+        _, s = parts
+        channel = None
+    else:
+        channel = None
+    if "channel" in brackets:
+        channel = brackets.pop("channel")
+    if "subdir" in brackets:
+        sub = brackets.pop("subdir")
+        channel = f"{channel or '*'}/{sub}" if sub else channel
+    m = _NAME_VERSION_RE.match(s.strip())
+    name = m.group(1) if m else None
+    if not name or not _NAME_RE.fullmatch(name):
+        raise SpecSyntaxError(text)
+    rest = (m.group(2) or "").strip() if m else ""
+    version = build = None
+    if rest:
+        if "[" in rest:
+            raise SpecSyntaxError(text)
+        version, build = _parse_version_plus_build(rest)
+        version = _sanitize_version(version, build)
+        if version in ("", "=", "==", "<", ">", "<=", ">=", "!=", "~=") or not _VERSION_CHARS_RE.fullmatch(version):
+            raise SpecSyntaxError(text)
+        if version.endswith((",", "|", "<", ">", "=")):
+            raise SpecSyntaxError(text)
+        if build is not None and " " in build:
+            opaque = True
+    if "version" in brackets:
+        version = brackets.pop("version")
+    if "build" in brackets:
+        build = brackets.pop("build")
+    return CondaSpec(raw=raw, name=name.lower(), channel=channel, version=version, build=build, opaque=opaque)
 
 
 # --------------------------------------------------------------------------------------------------------

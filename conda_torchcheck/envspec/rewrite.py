@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import (
     CONDA_TORCH,
     Intent,
@@ -46,7 +47,6 @@ from conda_torchcheck.envspec.matchspec import (
     torch_index,
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
-from conda_torchcheck.knowledge import torch_release
 from conda_torchcheck.messages import Text, msg
 
 PIP_MARK = "\0pip"  # stands for the {pip: [...]} item in the dependency plan
@@ -321,7 +321,8 @@ def _wanted_variant(st: _State) -> str | None:
 def _pin(spec: CondaSpec, version: str | None, build: str | None = None) -> CondaSpec:
     if version is None:
         return spec
-    return spec.with_(version=version, bare_is_fuzzy=True, build=build if build is not None else spec.build)
+    # a build string turns `=2.5.1` into exactly 2.5.1 for conda; without one `=2.5.1` is the 2.5.1 series
+    return spec.pinned(version, build if build is not None else spec.build)
 
 
 def _cuda_version_text(st: _State) -> str | None:
@@ -457,7 +458,7 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             table = facts()["conda_forge"]
             wanted = {"cuda": table["cuda_build"], "cpu": table["cpu_build"]}.get(variant or "")
             if wanted and (not _build_matches_variant(build, variant) or _pytorch_channel_build(build)):
-                new = new.with_(build=wanted, version=new.version or "*")
+                new = new.with_(build=wanted, version=new.exact or new.version or "*")
                 reasons.append(_reason("variant_build", build=wanted, variant=variant))
             elif build and _pytorch_channel_build(build):
                 new = new.with_(build=None)
@@ -508,7 +509,7 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             if release is not None and _ge(release.minor, from_minor) and cuda in release.pytorch_cuda:
                 names_present.add("pytorch-cuda")
                 text = CondaSpec(
-                    raw="", name="pytorch-cuda", channel=_prefix_text(file, "pytorch"), version=cuda
+                    raw="", name="pytorch-cuda", channel=_prefix_text(file, "pytorch"), version=cuda, bare_is_fuzzy=True
                 ).render()
                 return text, (_reason("cudatoolkit_to_pytorch_cuda", cuda=cuda),), "replaced"
         if target == "conda-forge" and major is not None and major > facts()["conda_forge"]["cudatoolkit_last_major"]:
@@ -761,7 +762,7 @@ def _move_companions_to_conda(st: _State, deps: list[Entry], out: list[Entry]) -
         if torch_ref and torch_release(torch_ref) is not None:
             minor, exact = companion_for(line.name, torch_ref)
             want = exact if st.torch_exact else minor
-        spec = CondaSpec(raw="", name=line.name, channel=prefix, version=want)
+        spec = CondaSpec(raw="", name=line.name, channel=prefix, version=want, bare_is_fuzzy=True)
         text = spec.render()
         out.remove(e)
         at = max(k for k, d in enumerate(deps) if _conda_name(d.text) in CONDA_TORCH) + 1

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import (
     CONDA_TORCH,
     PIP_TORCH,
@@ -29,7 +30,6 @@ from conda_torchcheck.envspec.intent import (
 from conda_torchcheck.envspec.matchspec import cuda_of_tag, is_pinned, minor_of_spec, version_key
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import torch_release
 from conda_torchcheck.messages import msg
 
 IDS = tuple(f"TC6{n:02d}" for n in range(1, 15))

@@ -21,7 +21,7 @@ from conda_torchcheck.envspec.matchspec import (
     "text, channel, name, version, build",
     [
         ("pytorch", None, "pytorch", None, None),
-        ("pytorch=2.5", None, "pytorch", "2.5", None),
+        ("pytorch=2.5", None, "pytorch", "2.5*", None),
         ("pytorch==2.5.1", None, "pytorch", "2.5.1", None),
         ("pytorch=2.1.0=py3.10_cuda11.8_cudnn8.7.0_0", None, "pytorch", "2.1.0", "py3.10_cuda11.8_cudnn8.7.0_0"),
         ("pytorch==2.5.1=py3.11_cuda12.4*", None, "pytorch", "2.5.1", "py3.11_cuda12.4*"),
@@ -33,7 +33,7 @@ from conda_torchcheck.envspec.matchspec import (
             "https://conda.anaconda.org/pytorch::pytorch=2.1",
             "https://conda.anaconda.org/pytorch",
             "pytorch",
-            "2.1",
+            "2.1*",
             None,
         ),
         ("numpy<2", None, "numpy", "<2", None),
@@ -58,8 +58,10 @@ def test_render_round_trips(text):
 @pytest.mark.parametrize(
     "spec, version, expected",
     [
-        ("2.5", "2.5.1", True),
-        ("2.5", "2.50.0", False),
+        ("2.5*", "2.5.1", True),
+        ("2.5", "2.5.1", False),  # conda: a bare version is exact (2.5 == 2.5.0)
+        ("2.5", "2.5.0", True),
+        ("2.5*", "2.50.0", False),
         ("2.5.*", "2.5.0", True),
         (">=2.0,<2.5", "2.5.1", False),
         (">=2.0,<2.5", "2.4.1", True),
@@ -77,8 +79,10 @@ def test_version_allows(spec, version, expected):
 
 def test_exact_and_minor():
     assert exact_version("==2.5.1") == "2.5.1"
-    assert exact_version("2.5") is None
-    assert exact_version("2.5", bare_is_fuzzy=False) == "2.5"
+    assert exact_version("2.5*") is None
+    assert exact_version("2.5") == "2.5"
+    assert exact_version("2.5.1*") == "2.5.1"  # the `=2.5.1` form
+    assert exact_version("2.6.0.dev20241112*") == "2.6.0.dev20241112"  # a nightly pin is a pin
     assert minor_of_spec("2.5.*") == "2.5"
     assert minor_of_spec(">=2.5,<2.6") == "2.5"
     assert minor_of_spec(">=2.5") is None

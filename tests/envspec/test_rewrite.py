@@ -35,7 +35,7 @@ def test_unpinned_pytorch_cuda_is_pinned_to_what_the_solver_picks():
 def test_newer_than_frozen_moves_to_conda_forge_with_reasons():
     text = "channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.7\n  - pytorch-cuda=12.6\n"
     result = fix_file(parse_text(text))
-    assert deps_of(result.fixed) == ["conda-forge::pytorch=2.7=cuda*", "cuda-version=12"]
+    assert deps_of(result.fixed) == ["conda-forge::pytorch=2.7.*=cuda*", "cuda-version=12"]
     assert [c.text for c in parse_text(result.fixed).channels] == ["conda-forge", "nodefaults"]
     reasons = " ".join(c.reason() for c in result.plan.changes)
     assert "frozen pytorch channel" in reasons and "nvidia" in reasons
@@ -49,7 +49,7 @@ def test_cpu_and_cuda_at_once_is_not_guessed():
 
 def test_cpuonly_on_conda_forge_becomes_a_cpu_build():
     out = fixed("channels: [conda-forge]\ndependencies: [python=3.12, pytorch=2.6, cpuonly]\n")
-    assert deps_of(out) == ["python=3.12", "conda-forge::pytorch=2.6=cpu*"]
+    assert deps_of(out) == ["python=3.12", "conda-forge::pytorch=2.6.*=cpu*"]
 
 
 def test_cudatoolkit_12_on_conda_forge_becomes_cuda_version():
