@@ -1,8 +1,9 @@
 """What the conda plugin costs: importing plugin.py (every conda command does), and running the activation
 scripts (every `conda activate` does). Run by hand, not in CI:
 
-    /tmp/conda-venv/bin/python benchmarks/plugin_import.py          # needs a python with conda for part 1
+    .venv/bin/python benchmarks/plugin_import.py                # needs conda in that python (.ci/run's .venv)
     .venv/bin/python benchmarks/plugin_import.py --scripts-only
+    .venv/bin/python benchmarks/plugin_import.py --end-to-end --runs 15
 
 Part 1 starts fresh interpreters that first import what conda has loaded when it loads plugins
 (conda.base.context, conda.plugins, conda.plugins.types), then time ``import conda_torchcheck.plugin``
@@ -33,11 +34,15 @@ t0 = time.perf_counter()
 import conda_torchcheck.plugin
 t1 = time.perf_counter()
 new = sorted(set(sys.modules) - before)
-# conda builds every plugin subcommand's parser on every command (conda list, conda install ...)
-parser = argparse.ArgumentParser(add_help=False)
+# conda builds every plugin subcommand's parser on every command (conda list, conda install ...): measured the
+# way conda reaches it, through the plugin manager
+from conda.base.context import context
+subcommand = context.plugin_manager.get_subcommands()["torchcheck"]
+parser = argparse.ArgumentParser()
 t2 = time.perf_counter()
-conda_torchcheck.plugin._configure_parser(parser)
+subcommand.configure_parser(parser)
 t3 = time.perf_counter()
+assert not conda_torchcheck.plugin._PARSER_PROBLEM, conda_torchcheck.plugin._PARSER_PROBLEM
 print(json.dumps({"ms": (t1 - t0) * 1000, "parser_ms": (t3 - t2) * 1000, "new": new}))
 """
 
@@ -180,6 +185,42 @@ def post_command_cost(runs: int) -> None:
             )
 
 
+def end_to_end(runs: int) -> None:
+    """``conda create --offline -y -p X``: the same conda with and without this package, interleaved."""
+    wheels = ROOT.parent / "shared" / "wheels"
+    conda_wheels = sorted(map(str, wheels.glob("menuinst-*.whl"))) + sorted(map(str, wheels.glob("conda-*.whl")))
+    if len(conda_wheels) < 2:
+        print(f"end-to-end: no conda wheels in {wheels}, skipped")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        pythons = {}
+        for label in ("without", "with"):
+            venv = root / label
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            extra = [str(ROOT)] if label == "with" else []
+            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *conda_wheels, *extra]
+            subprocess.run(pip, check=True, capture_output=True)
+            pythons[label] = str(venv / "bin" / "python")
+        condarc = root / "condarc"
+        condarc.write_text("solver: classic\nnotify_outdated_conda: false\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONDA")}
+        env.update(CONDARC=str(condarc), CONDA_PKGS_DIRS=str(root / "pkgs"), HOME=str(root))
+        samples: dict[str, list[float]] = {"without": [], "with": []}
+        for i in range(runs + 1):
+            for label, python in pythons.items():
+                target = root / f"env-{label}-{i}"
+                took = _timed([python, "-m", "conda", "create", "--offline", "-y", "-q", "-p", str(target)], env)
+                if i:  # the first round fills the OS caches
+                    samples[label].append(took * 1000)
+        print(f"conda create --offline -y -p X (empty env), {runs} interleaved runs each")
+        for label, values in samples.items():
+            print(f"  {label:7} conda-torchcheck: median {statistics.median(values):.1f} ms, min {min(values):.1f} ms")
+        delta = statistics.median(samples["with"]) - statistics.median(samples["without"])
+        low = min(samples["with"]) - min(samples["without"])
+        print(f"  difference: median {delta:+.1f} ms, min {low:+.1f} ms")
+
+
 def _timed(argv: list[str], env: dict[str, str]) -> float:
     import time
 
@@ -194,7 +235,11 @@ def main() -> None:
     parser.add_argument("--script-runs", type=int, default=300)
     parser.add_argument("--scripts-only", action="store_true")
     parser.add_argument("--check-runs", type=int, default=3)
+    parser.add_argument("--end-to-end", action="store_true", help="only conda create with and without the package")
     args = parser.parse_args()
+    if args.end_to_end:
+        end_to_end(args.runs)
+        return
     if not args.scripts_only:
         try:
             import conda  # noqa: F401

@@ -38,6 +38,30 @@ def terminal_columns(fallback: int = 80) -> int:
     return columns if columns > 0 else fallback
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser; when the command line asked for JSON, a usage error is raised as :class:`UsageError`
+    (printed as one JSON document) instead of argparse's usage lines on stderr."""
+
+    json_requested = False
+
+    def error(self, message: str):  # type: ignore[override]
+        if not self.json_requested:
+            super().error(message)
+        from conda_torchcheck.errors import UsageError
+
+        raise UsageError(message, hint=self.format_usage().strip())
+
+
+def json_requested(argv: Sequence[str]) -> bool:
+    """Whether the raw command line asks for JSON output (``--json``, ``--format json``, ``--format=json``)."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--json" or arg == "--format=json" or (arg == "--format" and argv[i + 1 : i + 2] == ["json"]):
+            return True
+    return False
+
+
 def _verb_modules(only: str | None = None):
     for verb, module_name in VERBS.items():
         if only is not None and verb != only:
@@ -64,7 +88,7 @@ def configure_parser(parser: argparse.ArgumentParser, only: str | None = None) -
 
 
 def generate_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         formatter_class=HelpFormatter,
         prog="conda-torchcheck",
         description="Tell exactly why `import torch` fails (or will fail) in an environment, and how to fix it.",
@@ -95,10 +119,11 @@ def run_verb(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except TorchCheckError as exc:
-        print(messages.translate("cli.error_prefix", message=str(exc)), file=sys.stderr)
-        if exc.hint:
-            print(messages.translate("cli.hint_prefix", hint=exc.hint), file=sys.stderr)
-        return exc.exit_code
+        on_input_error = getattr(args, "on_input_error", None)
+        if on_input_error is not None:  # conda torchcheck: conda's own error shape
+            return on_input_error(exc)
+        wants_json = bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json"
+        return print_input_error(exc, json_output=wants_json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -106,6 +131,42 @@ def run_verb(args: argparse.Namespace) -> int:
     finally:
         # in-process callers (the conda subcommand, tests) must not inherit this call's --lang
         messages.set_language(previous)
+
+
+#: ``schema`` of every JSON document the tool prints, reports and errors alike
+SCHEMA_VERSION = 1
+
+
+def error_document(exc: BaseException) -> dict[str, object]:
+    """An input problem as JSON: conda's error keys (``error``, ``exception_name``, ``exception_type``,
+    ``message``, as ``conda install --json`` prints them) plus the tool, its schema version, hint and exit code."""
+    name = type(exc).__name__
+    return {
+        "schema": SCHEMA_VERSION,
+        "tool": {"name": "conda-torchcheck", "version": __version__},
+        "error": f"{name}: {exc}",
+        "exception_name": name,
+        "exception_type": str(type(exc)),
+        "message": str(exc),
+        "hint": getattr(exc, "hint", None),
+        "exit_code": int(getattr(exc, "exit_code", 2)),
+    }
+
+
+def print_input_error(exc: BaseException, *, json_output: bool) -> int:
+    """One JSON document on stdout, or one line (and a hint) on stderr; returns the exit code (2)."""
+    from conda_torchcheck import messages
+
+    if json_output:
+        import json
+
+        print(json.dumps(error_document(exc), indent=2, ensure_ascii=False))
+    else:
+        print(messages.translate("cli.error_prefix", message=str(exc)), file=sys.stderr)
+        hint = getattr(exc, "hint", None)
+        if hint:
+            print(messages.translate("cli.hint_prefix", hint=hint), file=sys.stderr)
+    return int(getattr(exc, "exit_code", 2))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -119,7 +180,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
     argv = with_default_verb(sys.argv[1:] if argv is None else argv)
     parser = generate_parser(only=argv[0] if argv[0] in VERBS else None)
-    args = parser.parse_args(argv)
+    ArgumentParser.json_requested = json_requested(argv)
+    try:
+        args = parser.parse_args(argv)
+    except TorchCheckError as exc:
+        return print_input_error(exc, json_output=True)
+    finally:
+        ArgumentParser.json_requested = False
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

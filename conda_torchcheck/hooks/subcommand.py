@@ -1,12 +1,17 @@
 """``conda torchcheck``: the standalone CLI's verbs under conda, following conda's conventions.
 
-Each verb module's ``configure_parser(parser, conda=True)`` adds its own options; this glue adds conda's
-``-n/-p`` (``add_parser_prefix``) and ``--json``/``-v``/``-q`` (``add_parser_json``) where the verb did not, and at
-run time hands the verb conda's resolved values: ``context.target_prefix`` (``-n`` resolved through conda's envs
-dirs), ``context.json`` (so ``json: true`` in .condarc works) and ``context.verbosity``.
+conda builds every plugin subcommand's parser on every command (``conda list`` too), so at that time this
+module adds nothing but a catch-all (:func:`configure_parser`: conda hands the action the raw arguments) and a
+``-h/--help`` that is passed on with them. The real parser is built only when ``conda torchcheck`` itself runs
+(:func:`build_parser`): each verb module's ``configure_parser(parser, conda=True)`` adds its own options, and
+this glue adds conda's ``-n/-p`` (``add_parser_prefix``) and ``--json``/``-v``/``-q`` (``add_parser_json``) where
+the verb did not. The target is then resolved the way conda resolves it (``-n`` through conda's envs dirs, ``-p``
+expanded, else the active env); ``context.json`` (so ``json: true`` in .condarc works) and ``context.verbosity``
+are honoured.
 
 ``conda torchcheck -p X`` runs ``check`` (the default verb): its options are also accepted before any verb, and
-conda's options (``-n/-p``, ``--json``, ``-v``) may stand before or after a verb.
+conda's options (``-n/-p``, ``--json``, ``-v``) may stand before or after a verb. With ``--json`` an input
+problem is one JSON document on stdout in conda's own error shape, exit code 2.
 """
 
 from __future__ import annotations
@@ -105,7 +110,37 @@ class LazyVerbs(argparse._SubParsersAction):
         return super()._get_subactions()
 
 
+class _PassHelpOn(argparse.Action):
+    """``-h``/``--help`` at conda's parse time: handed to the action with the other raw arguments (argparse adds a
+    namespace's unrecognised-arguments list to the ones it returns), so the real parser prints the help of the
+    verb asked for."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help=argparse.SUPPRESS)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        vars(namespace).setdefault(argparse._UNRECOGNIZED_ARGS_ATTR, []).append("--help")
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """What conda builds on every command: a catch-all. The real parser is :func:`build_parser`, at run time."""
+    parser.greedy = True  # conda: every argument after `torchcheck` goes to the action as it was typed
+    if "-h" not in parser._option_string_actions:  # conda's sub-parsers come without one
+        parser.add_argument("-h", "--help", action=_PassHelpOn)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from conda.cli.conda_argparse import ArgumentParser
+
+    from conda_torchcheck.cli.main import HelpFormatter
+
+    class Parser(ArgumentParser):
+        def error(self, message):
+            from conda_torchcheck.errors import UsageError
+
+            raise UsageError(message, hint=self.format_usage().strip())
+
+    parser = Parser(prog="conda torchcheck", description=_summary(), formatter_class=HelpFormatter)
     default = verb_module("check")
     if default is not None:
         default.configure_parser(parser, conda=True)
@@ -114,18 +149,35 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="_torchcheck_subverb", metavar="VERB", action=LazyVerbs)
     sub.required = False
     for verb in available_verbs():
-        sub.add_parser(verb, help=None)
+        sub.add_parser(verb, help=None, formatter_class=HelpFormatter)
+    return parser
 
 
-def execute(args: argparse.Namespace) -> int:
-    """Run the chosen verb with conda's resolved prefix/json/verbosity; returns the verb's exit code."""
+def _summary() -> str:
+    from conda_torchcheck.plugin import SUMMARY
+
+    return SUMMARY
+
+
+def execute(raw: argparse.Namespace | tuple[str, ...] | list[str]) -> int:
+    """Parse ``conda torchcheck``'s arguments and run the chosen verb with conda's resolved prefix, json and
+    verbosity; returns the verb's exit code. ``raw`` is what conda hands a greedy subcommand: the arguments."""
     from conda.base.context import context
 
     from conda_torchcheck.cli.main import run_verb
+    from conda_torchcheck.errors import TorchCheckError
 
+    argv = list(raw) if not isinstance(raw, argparse.Namespace) else list(getattr(raw, "_args", ()))
+    wants_json = bool(context.json) or "--json" in argv
+    try:
+        args = build_parser().parse_args(argv)
+    except TorchCheckError as exc:
+        return report_input_error(exc, wants_json)
+    except SystemExit as exc:  # --help, printed
+        return int(exc.code or 0)
     verb = getattr(args, "_torchcheck_subverb", None) or getattr(args, "_torchcheck_verb", "check")
     module = verb_module(verb)
-    args.json = bool(context.json)
+    args.json = bool(context.json) or bool(getattr(args, "json", False))
     args.verbose = max(int(getattr(args, "verbose", 0) or 0), int(context.verbosity or 0))
 
     def run(parsed: argparse.Namespace) -> int:
@@ -133,17 +185,52 @@ def execute(args: argparse.Namespace) -> int:
             resolve_target(parsed, context)
         return module.execute(parsed)
 
-    args.func = run  # run_verb turns a TargetError into one line and exit code 2
+    args.func = run
+    args.on_input_error = lambda exc: report_input_error(exc, args.json)
     return run_verb(args)
 
 
-def resolve_target(args: argparse.Namespace, context) -> None:
-    """``args.prefix`` from conda: ``-n`` through conda's envs dirs, ``-p`` expanded, else the active env."""
-    prefix = str(context.target_prefix)
-    name = getattr(args, "name", None)
-    if name and not os.path.isdir(prefix):
-        from conda_torchcheck.errors import TargetError
+def report_input_error(exc: Exception, wants_json: bool) -> int:
+    """An input problem under conda: with --json, conda prints it as one JSON document in its own error shape
+    (``error``, ``exception_name``, ``exception_type``, ``message``) on stdout; else our lines on stderr."""
+    from conda_torchcheck.cli.main import print_input_error
 
-        raise TargetError(f"no environment named '{name}'", hint="conda looked in " + ", ".join(context.envs_dirs))
+    if not wants_json:
+        return print_input_error(exc, json_output=False)
+    from conda.exceptions import CondaError
+
+    class TorchcheckInputError(CondaError):
+        return_code = 2
+
+        def __init__(self, message: str, hint: str | None) -> None:
+            # conda formats its message with the keyword arguments: a literal % (WinError texts) must survive
+            super().__init__(message.replace("%", "%%"), hint=hint, schema=ERROR_SCHEMA, tool="conda-torchcheck")
+
+    TorchcheckInputError.__name__ = TorchcheckInputError.__qualname__ = type(exc).__name__
+    TorchcheckInputError.__module__ = type(exc).__module__
+    raise TorchcheckInputError(str(exc), getattr(exc, "hint", None)) from exc
+
+
+#: ``schema`` of an error document (the success documents' ``schema`` too)
+ERROR_SCHEMA = 1
+
+
+def resolve_target(args: argparse.Namespace, context) -> None:
+    """``args.prefix`` as conda resolves it: ``-n`` through conda's envs dirs, ``-p`` expanded, else the active
+    env (conda's ``determine_target_prefix``). A name conda does not know is our input error (exit code 2)."""
+    from conda.base.context import determine_target_prefix
+
+    from conda_torchcheck.errors import TargetError
+
+    name = getattr(args, "name", None)
+    try:
+        prefix: str | None = str(determine_target_prefix(context, args))
+    except Exception:  # conda's EnvironmentNameNotFound and friends
+        if not name:
+            raise
+        prefix = None
+    if name and (prefix is None or not os.path.isdir(prefix)):
+        looked_in = ", ".join(map(str, context.envs_dirs))
+        raise TargetError(f"no environment named '{name}'", hint="conda looked in " + looked_in)
     args.prefix = prefix
     args.name = None

@@ -160,8 +160,8 @@ def test_markdown_output(stdin, capsys):
 
 
 def test_json_and_markdown_contradict(stdin, capsys):
-    code, _, err = run(["explain", "--no-env", "--json", "--format", "markdown", "x"], capsys)
-    assert code == 2 and "contradict" in err
+    code, out, err = run(["explain", "--no-env", "--json", "--format", "markdown", "x"], capsys)
+    assert code == 2 and err == "" and "contradict" in json.loads(out)["message"]  # --json: the error as JSON
 
 
 def test_under_conda_the_verb_brings_its_own_target_options():
