@@ -139,6 +139,21 @@ WHEELS: dict[str, Wheel] = {
         "ninja==1.11.1.1",
         "macosx_10_9_universal2",
     ),
+    # issue 14: another package's copies of DLLs in torch's closure. PyQt5-Qt5 5.15.2 ships msvcp140.dll
+    # 14.26.28720.3 (and vcruntime140*.dll) in PyQt5/Qt5/bin (pytorch/pytorch#166628)
+    "pyqt5-qt5-5.15.2-win": Wheel(
+        "PyQt5_Qt5-5.15.2-py3-none-win_amd64.whl",
+        "750b78e4dba6bdf1607febedc08738e318ea09e9b10aea9ff0d73073f11f6962",
+        "PyQt5-Qt5==5.15.2",
+        "win_amd64",
+    ),
+    # nvidia/cuda_runtime/bin/cudart64_12.dll, FileVersion 6.14.11.12040 (CUDA 12.4), 0.9 MB
+    "nvidia-cuda-runtime-cu12-12.4-win": Wheel(
+        "nvidia_cuda_runtime_cu12-12.4.127-py3-none-win_amd64.whl",
+        "09c2e35f48359752dfa822c09918211844a3d93c100a715d79b59591130c5e1e",
+        "nvidia-cuda-runtime-cu12==12.4.127",
+        "win_amd64",
+    ),
     "torch-2.13.0-linux-cpu": Wheel(
         "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
         "6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",

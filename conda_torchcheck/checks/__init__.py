@@ -34,6 +34,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.win_binaries",
     "conda_torchcheck.checks.win_openmp",
     "conda_torchcheck.checks.win_path",
+    "conda_torchcheck.checks.win_foreign",
     "conda_torchcheck.checks.linux_loading",
     "conda_torchcheck.checks.linux_symbols",
     "conda_torchcheck.checks.linux_shadowing",

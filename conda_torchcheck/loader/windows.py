@@ -1243,6 +1243,70 @@ def iter_unreadable(graph: LoadGraph) -> Iterable[Module]:
     return (m for m in graph.modules.values() if m.unreadable)
 
 
+# ------------------------------------------------------------------------ what shares the process with torch
+
+
+def package_load_winner(graph: WindowsLoadGraph, name: str, copy: Path, *, beside_extension: bool) -> Path | None:
+    """Which file a package imported *before* torch gets when it loads ``name`` and ships ``copy``.
+
+    The package's extension module is loaded with 0x1100 like torch's: its own folder first, then python.exe's
+    folder, then the added folders (the package's own, most recently added) and System32. ``beside_extension``:
+    the copy is in that extension's folder (found first); otherwise it is in a folder the package adds (PyQt5's
+    Qt5\\bin), which comes after python.exe's folder. A module python.exe itself loaded at start is reused by base
+    name whatever the package ships. Returns the file that wins (``copy`` or another one); None when python.exe's
+    copy cannot be examined.
+    """
+    key = name.lower()
+    bound = graph.loaded.get(key)
+    if bound is not None and bound[1].note == "interpreter":
+        return bound[0]  # loaded before any package: the already-loaded rule hands out this one
+    if beside_extension:
+        return copy
+    model = graph.process
+    if model is not None and model.app_dir is not None:
+        hit = _lookup(model.app_dir, key)
+        if hit is not None:
+            return hit
+    return copy
+
+
+def system_file_version(graph: WindowsLoadGraph, name: str) -> tuple[Path | None, str | None]:
+    """(file, FileVersion) of ``name`` in the System32 this model knows (live or --system-root); (None, None) when
+    System32 is unknown or lacks it."""
+    model = graph.process
+    if model is None or not model.system_known or model.system_dir is None:
+        return None, None
+    hit = _lookup(model.system_dir, name)
+    if hit is None:
+        return None, None
+    return hit, graph.module_version(hit)
+
+
+def live_windows_version() -> tuple[int, int, int] | None:
+    """The running Windows' (major, minor, build); None elsewhere. A seam the tests replace with a fake host."""
+    import sys
+
+    getter = getattr(sys, "getwindowsversion", None)
+    if getter is None:
+        return None
+    info = getter()
+    return (info.major, info.minor, info.build)
+
+
+def windows_version(ctx, graph: WindowsLoadGraph) -> tuple[tuple[int, ...], str] | None:
+    """(version, where it was read) of the Windows the env runs on: the running one when live, else
+    System32\\kernel32.dll's FileVersion (its first three fields are the OS version: 6.1.7601 is Windows 7 SP1)."""
+    if ctx.host.live:
+        live = live_windows_version()
+        if live is not None:
+            return live, "sys.getwindowsversion()"
+    path, version = system_file_version(graph, "kernel32.dll")
+    parts = version_tuple(version)
+    if path is None or not parts:
+        return None
+    return parts[:3], f"{path} (FileVersion {version})"
+
+
 __all__ = [
     "EdgeIssue",
     "ProcessModel",

@@ -91,6 +91,41 @@ def install_torch(env: EnvBuilder, version: str, *, site: Path | None = None) ->
     return site / "torch"
 
 
+PYQT5_MEMBERS = ("PyQt5/Qt5/bin/msvcp140*.dll", "PyQt5/Qt5/bin/vcruntime140*.dll", "PyQt5_Qt5-*.dist-info/*")
+
+
+def install_wheel(env: EnvBuilder, key: str, patterns: tuple[str, ...], *, site: Path | None = None) -> Path:
+    """Lay the members of the real wheel ``key`` matching ``patterns`` into ``site`` as pip would: the files and
+    the dist-info, its RECORD trimmed to the files laid out. Returns the dist-info folder."""
+    root = realdata.extract(key, patterns)
+    site = site or env.site_packages
+    info = next(root.glob("*.dist-info"))
+    present = set()
+    for path in root.rglob("*"):
+        if path.is_file() and path.name != ".complete":
+            rel = path.relative_to(root).as_posix()
+            present.add(rel)
+            link_or_copy(path, site / rel)
+    rows = []
+    with open(info / "RECORD", encoding="utf-8", newline="") as fh:
+        for row in csv.reader(fh):
+            if row and (row[0] in present or row[0].endswith("/RECORD")):
+                rows.append(row)
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    target = site / info.name
+    (target / "RECORD").unlink()
+    (target / "RECORD").write_text(out.getvalue(), encoding="utf-8")
+    (target / "INSTALLER").write_text("pip\n", encoding="utf-8")
+    return target
+
+
+def install_pyqt5_qt5(env: EnvBuilder, *, site: Path | None = None) -> Path:
+    """PyQt5-Qt5 5.15.2's real VC++ runtime copies (14.26.28720.3) in site-packages\\PyQt5\\Qt5\\bin."""
+    install_wheel(env, "pyqt5-qt5-5.15.2-win", PYQT5_MEMBERS, site=site)
+    return (site or env.site_packages) / "PyQt5" / "Qt5" / "bin"
+
+
 def runtime_dlls(key: str) -> dict[str, Path]:
     """name (lower case) -> file, for the msvc-runtime wheel ``key`` (both data/ and data/Scripts/ copies)."""
     out: dict[str, Path] = {}

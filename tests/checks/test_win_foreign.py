@@ -1,0 +1,121 @@
+"""TC311: another package's copy of a DLL torch imports wins when that package is imported first.
+
+Real data: PyQt5-Qt5 5.15.2 (msvcp140.dll 14.26.28720.3 in PyQt5\\Qt5\\bin), torch 2.15.0 / 2.3.0 and the
+msvc-runtime wheels (tests/realdata.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conda_torchcheck.checks import win_foreign
+from conda_torchcheck.findings import Severity
+from tests.loader import windows_layouts as wl
+
+pytestmark = pytest.mark.realdata
+
+
+def run(ctx):
+    return list(win_foreign.CHECK.run(ctx))
+
+
+def pyqt_venv(tmp_path, torch: str = "2.15.0", system_runtime: str = "msvc-runtime-14.44"):
+    """python.org Python (vcruntime140*.dll beside python.exe, no msvcp140.dll), a venv with torch and PyQt5-Qt5,
+    and a System32 with a current redistributable: `import torch` alone works."""
+    base = wl.python_org_base(tmp_path / "Python311")
+    venv = wl.venv_on(tmp_path, base)
+    wl.install_torch(venv, torch)
+    qt_bin = wl.install_pyqt5_qt5(venv)
+    win = wl.fake_windows(tmp_path / "Windows", extra=wl.runtime_dlls(system_runtime).values())
+    return venv, base, qt_bin, win
+
+
+def test_pyqt5_first_gives_torch_2_15_its_old_msvcp140(tmp_path):
+    venv, _base, qt_bin, win = pyqt_venv(tmp_path)
+    ctx = wl.context(venv.prefix, system_root=win, path="")
+    (f,) = run(ctx)
+    assert (f.id, f.severity, f.title.key) == ("TC311", Severity.WARNING, "TC311.title")
+    assert f.evidence["copy"] == str(qt_bin / "msvcp140.dll")
+    assert f.evidence["version"] == "14.26.28720.3"
+    assert f.evidence["package"] == "pip: PyQt5-Qt5 5.15.2"
+    assert f.evidence["import_first"] == "PyQt5"
+    assert f.evidence["torch_gets_when_imported_first"] == str(win / "System32" / "msvcp140.dll")
+    assert f.evidence["torch_importer"] == "c10.dll"
+    text = f.explanation.render("en")
+    assert "WinError 1114" in text and "c10.dll" in text and "14.40" in text
+    assert f.fixes[0].commands == ("import torch",)
+    assert any("pip install --upgrade" in c for fix in f.fixes for c in fix.commands)
+    assert "PyQt5" in f.title.render("zh_CN")
+
+
+def test_the_other_vc_copies_of_pyqt5_never_load_first(tmp_path):
+    # vcruntime140.dll: python.exe loaded its own at start; vcruntime140_1.dll is beside python.exe
+    venv, _base, _qt_bin, win = pyqt_venv(tmp_path)
+    found = run(wl.context(venv.prefix, system_root=win, path=""))
+    assert [f.evidence["copy"].rsplit("/", 1)[1] for f in found] == ["msvcp140.dll"]
+
+
+def test_conda_runtime_next_to_python_exe_wins_for_both_orders(tmp_path):
+    b = wl.torch_env(tmp_path, "2.15.0", "msvc-runtime-14.44")  # vc14_runtime's copy beside python.exe
+    wl.install_pyqt5_qt5(b)
+    win = wl.fake_windows(tmp_path / "Windows")
+    assert run(wl.context(b.prefix, system_root=win, path="")) == []
+
+
+def test_conda_env_without_its_own_runtime_offers_vc14_runtime(tmp_path):
+    b = wl.windows_env(tmp_path)
+    wl.install_torch(b, "2.15.0")
+    wl.install_pyqt5_qt5(b)
+    win = wl.fake_windows(tmp_path / "Windows", extra=wl.runtime_dlls("msvc-runtime-14.44").values())
+    found = {f.evidence["copy"].rsplit("/", 1)[1]: f for f in run(wl.context(b.prefix, system_root=win, path=""))}
+    # without the env's own runtime beside python.exe, PyQt5's vcruntime140_1.dll loads first too (14.26 < 14.42,
+    # the toolset of torch 2.15: a note); vcruntime140.dll is python.exe's own
+    assert sorted(found) == ["msvcp140.dll", "vcruntime140_1.dll"]
+    f = found["msvcp140.dll"]
+    assert f.title.key == "TC311.title"
+    assert any('"vc14_runtime>=14.42"' in c for fix in f.fixes for c in fix.commands)
+    assert (found["vcruntime140_1.dll"].severity, found["vcruntime140_1.dll"].title.key) == (
+        Severity.INFO,
+        "TC311.older.title",
+    )
+
+
+def test_torch_2_3_and_a_new_enough_or_identical_copy_are_silent(tmp_path):
+    # torch 2.3.0 was linked with 14.29 and needs no 14.40: PyQt5's 14.26 is older than that toolset (a note)
+    venv, _base, qt_bin, win = pyqt_venv(tmp_path, torch="2.3.0")
+    (f,) = run(wl.context(venv.prefix, system_root=win, path=""))
+    assert (f.severity, f.title.key) == (Severity.INFO, "TC311.older.title")
+    # a copy identical to the one torch gets otherwise
+    for name, src in wl.runtime_dlls("msvc-runtime-14.44").items():
+        if (qt_bin / name).exists():
+            wl.replace_file(qt_bin / name, src.read_bytes())
+    assert run(wl.context(venv.prefix, system_root=win, path="")) == []
+
+
+def test_newer_copy_is_silent(tmp_path):
+    venv, _base, qt_bin, win = pyqt_venv(tmp_path, system_runtime="msvc-runtime-14.42")
+    wl.replace_file(qt_bin / "msvcp140.dll", wl.runtime_dlls("msvc-runtime-14.44")["msvcp140.dll"].read_bytes())
+    assert run(wl.context(venv.prefix, system_root=win, path="")) == []
+
+
+def test_copy_lacking_functions_torch_imports_is_a_127(tmp_path):
+    # a package whose extension module sits beside its own uv.dll (a libuv build without the functions torch_cpu.dll
+    # of torch 2.3.0 imports: here the real cudart64_12.dll under that name)
+    venv, _base, _qt_bin, win = pyqt_venv(tmp_path, torch="2.3.0")
+    cudart = next(wl.realdata.extract("nvidia-cuda-runtime-cu12-12.4-win", ("*.dll",)).rglob("cudart64_12.dll"))
+    venv.dist("uvbind", "1.0", files={"uvbind/_uv.pyd": b"MZ", "uvbind/uv.dll": cudart.read_bytes()})
+    found = {f.evidence["copy"].rsplit("/", 1)[1]: f for f in run(wl.context(venv.prefix, system_root=win, path=""))}
+    f = found["uv.dll"]
+    assert (f.severity, f.title.key) == (Severity.WARNING, "TC311.exports.title")
+    assert f.evidence["torch_importer"] == "torch_cpu.dll"
+    assert "uv_loop_init" in f.evidence["missing_functions"]["torch_cpu.dll"]
+    assert "WinError 127" in f.explanation.render("en")
+    assert f.evidence["import_first"] == "uvbind"
+
+
+def test_dll_outside_torchs_closure_is_not_reported(tmp_path):
+    # the real nvidia-cuda-runtime-cu12 wheel beside a CPU torch: torch never loads cudart64_12.dll
+    venv, _base, _qt_bin, win = pyqt_venv(tmp_path, torch="2.15.0", system_runtime="msvc-runtime-14.44")
+    wl.install_wheel(venv, "nvidia-cuda-runtime-cu12-12.4-win", ("nvidia/cuda_runtime/bin/*.dll", "*.dist-info/*"))
+    names = [f.evidence["copy"].rsplit("/", 1)[1] for f in run(wl.context(venv.prefix, system_root=win, path=""))]
+    assert names == ["msvcp140.dll"]
