@@ -12,8 +12,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from conda_torchcheck.findings import Finding, Severity
+if TYPE_CHECKING:  # the findings (and their message catalogs) load only when there is something to check
+    from conda_torchcheck.findings import Finding
 
 #: conda command names, old and new spellings (`conda env create` is `create` since 26.7, `env_create` before)
 RUN_FOR = frozenset({"install", "create", "update", "remove", "env_create", "env_update"})
@@ -36,6 +38,7 @@ def summary_lines(
 ) -> list[str]:
     """The post-command message: errors first; warnings only as a count (minus those the post-solve guard
     already printed for this prefix); nothing when all is well."""
+    from conda_torchcheck.findings import Severity
     from conda_torchcheck.hooks.summary import finding_lines, report_command
     from conda_torchcheck.messages import translate
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conda_torchcheck.inventory.model import CondaRecord
-from conda_torchcheck.inventory.names import canonical_channel
+if TYPE_CHECKING:
+    from conda_torchcheck.inventory.model import CondaRecord
 
 # Packages whose change can break (or fix) `import torch`: torch itself, its variant selectors, its native
 # dependencies (BLAS/OpenMP, CUDA, the C++ and MSVC runtimes) and python (torch is built per python).
@@ -105,6 +105,10 @@ def record_key(record: Any) -> tuple[str, str, str]:
 
 def to_conda_record(record: Any, prefix: Path | None = None) -> CondaRecord:
     """A solver/transaction record as the engine's ``CondaRecord`` (no files: nothing is on disk yet)."""
+    # imported here: every conda transaction loads this module to record what changed, most touch no torch
+    from conda_torchcheck.inventory.model import CondaRecord
+    from conda_torchcheck.inventory.names import canonical_channel
+
     name, version, build = record_key(record)
     channel, channel_url = _channel_strings(record)
     subdir = str(_get(record, "subdir", "") or "")
