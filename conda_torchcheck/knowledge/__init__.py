@@ -62,6 +62,10 @@ class TorchRelease:
         return tuple(patch) if patch else (self.torchaudio,)
 
     def supports_python(self, major_minor: tuple[int, int]) -> bool:
+        # rows up to 1.4 also support 2.7, outside their [min, max] 3.x range ("python_extra")
+        extras = self.raw.get("python_extra", ())
+        if any(tuple(int(x) for x in extra.split(".")) == tuple(major_minor) for extra in extras):
+            return True
         lo = tuple(int(x) for x in self.python[0].split("."))
         hi = tuple(int(x) for x in self.python[1].split("."))
         return lo <= major_minor <= hi
