@@ -219,3 +219,121 @@ def test_real_torch_cpu_chains(wine, stage, tmp_path, version, runtime, missing)
     verdict, model, log = both(wine, stage, lib / "torch_cpu.dll", overrides=f"{names}=n", system=fake)
     assert verdict == model == "FAIL 126"
     assert missing.lower() in log.lower()
+
+
+# --- the already-loaded rule (issue 14): several loads in one process, oracle_seq.exe ----------------------------
+
+ORACLE_SEQ = wl.fixture("oracle/oracle_seq.exe")
+VC_NATIVE = "msvcp140,msvcp140_1,msvcp140_2,vcruntime140,vcruntime140_1=n"
+
+
+def run_sequence(wine: Wine, app: Path, steps: list[tuple[str, Path | str]]) -> tuple[list[str], str]:
+    """oracle_seq.exe with ``steps`` (("dir", folder), ("load", dll), ("which", name)); its LOAD/WHICH lines."""
+    args = [str(app / "oracle_seq.exe")]
+    for kind, value in steps:
+        args.append(f"{kind}={Wine.path(value) if isinstance(value, Path) else value}")
+    _verdict, log = wine.run(args, overrides=VC_NATIVE)
+    # wine prints configuration lines on a fresh prefix: keep only the oracle's own
+    return [line.strip() for line in log.splitlines() if line.startswith(("LOAD ", "WHICH "))], log
+
+
+def model_sequence(app: Path, system: Path, steps: list[tuple[str, Path | str]]) -> tuple[list[str], dict]:
+    """The model's LOAD/WHICH lines for the same steps, from one simulation (one process)."""
+    from conda_torchcheck.inventory import fs
+
+    fs.clear_cache()
+    model = windows.ProcessModel(
+        arch="x86_64",
+        python_exe=None,
+        app_dir=app,
+        app_dir_shown=str(app),
+        python_dll=None,
+        python_tag=None,
+        exec_prefix=app,
+        base_exec_prefix=app,
+        system_dir=system,
+        windows_dir=system.parent,
+        system_known=True,
+        system_source="option",
+        known_dlls=windows.system_tables().known_dlls,
+        path_entries=[],
+        cwd=None,
+        cwd_shown=None,
+    )
+    graph = windows.WindowsLoadGraph(platform="windows", process=model)
+    # wine's missing-export tolerance differs from Windows (module docstring): compare bindings, not exports
+    sim = windows._Simulation(model, graph, check_all_symbols=False)
+    sim.loaded["kernel32.dll"] = (system / "kernel32.dll", SearchPlace("known-dll"))
+    lines = []
+    for index, (kind, value) in enumerate(steps):
+        if kind == "dir":
+            model.torch_dirs.append(windows.Place(windows.STEP_USER_DIR, value, str(value), "AddDllDirectory"))
+        elif kind == "load":
+            error = sim.load_root(value, "file", index, fallback_prefix=None).error
+            lines.append(f"LOAD OK {Wine.path(value)}" if error is None else f"LOAD FAIL {error} {Wine.path(value)}")
+        else:
+            bound = sim.loaded.get(str(value).lower())
+            lines.append(f"WHICH {value} {Wine.path(bound[0]) if bound and bound[0] else '-'}")
+    return lines, sim.loaded
+
+
+def same_lines(wine_lines: list[str], model_lines: list[str]) -> bool:
+    return [line.lower() for line in wine_lines] == [line.lower() for line in model_lines]
+
+
+@pytest.fixture
+def qt_and_torch(tmp_path):
+    """The real files: PyQt5-Qt5 5.15.2's runtime (14.26) in site/PyQt5/Qt5/bin, torch 2.15.0's c10.dll with the
+    14.44 runtime in torch/lib, pyqt_like.dll (an extension module importing msvcp140_2.dll) in site/PyQt5."""
+    from tests.envbuilder import EnvBuilder
+
+    app = tmp_path / "app"
+    app.mkdir()
+    shutil.copy(ORACLE_SEQ, app / "oracle_seq.exe")
+    builder = EnvBuilder(tmp_path / "env", os="windows", layout="venv")
+    qt_bin = wl.install_pyqt5_qt5(builder)
+    pyqt = qt_bin.parent.parent
+    put(pyqt, "mingw/pyqt_like.dll")
+    lib = tmp_path / "torch" / "lib"
+    wl.link_or_copy(wl.torch_root("2.15.0") / "torch" / "lib" / "c10.dll", lib / "c10.dll")
+    wl.install_runtime(lib, "msvc-runtime-14.44", ["msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"])
+    return app, qt_bin, pyqt, lib
+
+
+@pytest.mark.realdata
+def test_already_loaded_old_msvcp140_is_what_a_later_dll_gets(wine, qt_and_torch):
+    """A DLL importing the old msvcp140 from its own folder loads first; c10.dll, beside a newer copy, gets the old
+    one without any search (the already-loaded rule). Loaded alone, c10.dll gets the copy beside it."""
+    app, qt_bin, _pyqt, lib = qt_and_torch
+    system = system32_of(wine)
+    first = [("load", qt_bin / "msvcp140_1.dll"), ("load", lib / "c10.dll"), ("which", "msvcp140.dll")]
+    got, log = run_sequence(wine, app, first)
+    want, loaded = model_sequence(app, system, first)
+    assert same_lines(got, want), (got, want, log[-2000:])
+    assert got[-1].lower().endswith("qt5\\bin\\msvcp140.dll")
+    assert loaded["msvcp140.dll"][0] == qt_bin / "msvcp140.dll"
+    alone = [("load", lib / "c10.dll"), ("which", "msvcp140.dll")]
+    got, log = run_sequence(wine, app, alone)
+    want, _ = model_sequence(app, system, alone)
+    assert same_lines(got, want), (got, want, log[-2000:])
+    assert got[-1].lower().endswith("torch\\lib\\msvcp140.dll")
+
+
+@pytest.mark.realdata
+def test_package_folder_copy_loses_to_python_exe_folder(wine, qt_and_torch):
+    """PyQt5's shape: an extension module in PyQt5\\ imports a DLL from the added Qt5\\bin, which imports
+    msvcp140.dll. That second-level search looks in the extension's folder, then the application folder (where
+    conda's vc14_runtime puts its copy), then Qt5\\bin: with a copy beside the application it wins for both loads;
+    without one, Qt5\\bin's old copy loads first and c10.dll gets it."""
+    app, qt_bin, pyqt, lib = qt_and_torch
+    system = system32_of(wine)
+    steps = [("dir", qt_bin), ("load", pyqt / "pyqt_like.dll"), ("load", lib / "c10.dll"), ("which", "msvcp140.dll")]
+    got, log = run_sequence(wine, app, steps)
+    want, _ = model_sequence(app, system, steps)
+    assert same_lines(got, want), (got, want, log[-2000:])
+    assert got[-1].lower().endswith("qt5\\bin\\msvcp140.dll")
+    wl.install_runtime(app, "msvc-runtime-14.44", ["msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"])
+    got, log = run_sequence(wine, app, steps)
+    want, _ = model_sequence(app, system, steps)
+    assert same_lines(got, want), (got, want, log[-2000:])
+    assert got[-1].lower().endswith("app\\msvcp140.dll")
