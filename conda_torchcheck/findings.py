@@ -5,11 +5,27 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from conda_torchcheck.messages import Text, msg
 
-DOCS_BASE = "https://github.com/conda-incubator/conda-torchcheck/blob/main/docs/findings"
+#: one page per finding id, shipped inside the package so that they work offline
+DOCS_DIR = Path(__file__).resolve().parent / "docs" / "findings"
+
+
+def docs_page(finding_id: str) -> Path | None:
+    """The installed page of ``finding_id`` (``TC301`` → ``.../docs/findings/TC301.md``), None if there is none."""
+    name = finding_id.strip().upper()
+    if not (name[:2] == "TC" and name[2:].isdigit()):
+        return None
+    page = DOCS_DIR / f"{name}.md"
+    return page if page.is_file() else None
+
+
+def docs_command(finding_id: str) -> str:
+    """The command that prints the page of ``finding_id`` in a terminal."""
+    return f"conda-torchcheck docs {finding_id}"
 
 
 class Severity(str, enum.Enum):
@@ -59,8 +75,11 @@ class Finding:
     check: str = ""
 
     @property
-    def docs(self) -> str:
-        return f"{DOCS_BASE}/{self.id}.md"
+    def docs(self) -> dict[str, str | None]:
+        """Where the page of this id is: the installed file, and the command that prints it (no URL: the pages
+        live in the package, not on a website)."""
+        page = docs_page(self.id)
+        return {"path": str(page) if page else None, "command": docs_command(self.id)}
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         return {

@@ -14,5 +14,6 @@ VERBS: dict[str, str] = {
     "spec": "conda_torchcheck.cli.main_spec",
     "hooks": "conda_torchcheck.cli.main_hooks",
     "list-checks": "conda_torchcheck.cli.main_list_checks",
+    "docs": "conda_torchcheck.cli.main_docs",
 }
 DEFAULT_VERB = "check"

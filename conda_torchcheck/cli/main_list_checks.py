@@ -17,6 +17,7 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
 
 def execute(args: argparse.Namespace) -> int:
     from conda_torchcheck.checks import all_checks
+    from conda_torchcheck.findings import DOCS_DIR, docs_command, docs_page
     from conda_torchcheck.messages import translate
 
     checks = all_checks()
@@ -26,7 +27,14 @@ def execute(args: argparse.Namespace) -> int:
                 "name": c.name,
                 "summary": c.summary,
                 "platforms": list(c.platforms),
-                "ids": [{"id": i, "title": translate(f"{i}.title", args.lang)} for i in c.ids],
+                "ids": [
+                    {
+                        "id": i,
+                        "title": translate(f"{i}.title", args.lang),
+                        "docs": {"path": str(docs_page(i) or "") or None, "command": docs_command(i)},
+                    }
+                    for i in c.ids
+                ],
             }
             for c in checks
         ]
@@ -38,4 +46,5 @@ def execute(args: argparse.Namespace) -> int:
         platforms = "" if len(c.platforms) == 3 else f" ({', '.join(c.platforms)})"
         print(f"  {c.name:<22} [{', '.join(c.ids)}]{platforms}")
         print(f"  {'':<22} {c.summary}")
+    print(translate("cli.list_checks_footer", args.lang, path=str(DOCS_DIR)))
     return 0

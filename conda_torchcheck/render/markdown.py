@@ -251,7 +251,7 @@ def finding_section(f: Finding, lang: str | None) -> list[str]:
         body += ["", f"**{md_text(label)}:** {md_text(fix.summary.render(lang))}{admin}"]
         if fix.commands:
             body += ["", fence("\n".join(fix.commands), "shell")]
-    body += ["", f"[{md_text(translate('markdown.docs', lang, id=f.id))}]({f.docs})"]
+    body += ["", f"{md_text(translate('markdown.docs', lang, id=f.id))}: `{f.docs['command']}`"]
     return details(summary, body)
 
 

@@ -118,7 +118,7 @@ def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int) -
         for command in fix.commands:
             lines.append("      " + paint(command, "green", color))
     if verbose:
-        lines.append("    " + paint(f.docs, "dim", color))
+        lines.append("    " + paint(f.docs["command"] or "", "dim", color))
     return lines
 
 

@@ -120,7 +120,8 @@ def test_json_document_schema(make_env, capsys):
     assert doc["summary"] == {"errors": 1, "warnings": 2, "info": 1}
     f = doc["findings"][0]
     assert set(f) >= {"id", "severity", "title", "explanation", "evidence", "fixes", "docs", "check"}
-    assert f["docs"].endswith("/docs/findings/TC104.md")
+    assert f["docs"]["path"].endswith("/docs/findings/TC104.md") and Path(f["docs"]["path"]).is_file()
+    assert f["docs"]["command"] == "conda-torchcheck docs TC104"
     family = {r["name"] for r in doc["inventory"]["torch_family"]["conda"]}
     assert {"pytorch", "pytorch-cuda", "torchvision"} <= family
 
