@@ -72,7 +72,7 @@ def torchaudio_ok(torch_version: str, audio_version: str) -> tuple[bool, str]:
         ok = (t.major, t.minor) >= (a.major, a.minor)
         return ok, f"torch >= {a.major}.{a.minor}"
     release = torch_release(torch_version)
-    if release is not None:
+    if release is not None and release.torchaudio:  # "" = no pairing in the sources (torch < 1.4): say nothing
         accepted = release.torchaudio_for(torch_version)
         return _matches(audio_version, accepted), " / ".join(accepted)
     if t.major == 2 and a.major == 2:

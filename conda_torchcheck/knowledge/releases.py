@@ -88,7 +88,7 @@ def pytorch_channel_builds(version: str) -> dict[str, Any] | None:
     """
     versions = _resolve(version)
     if not versions:
-        return None
+        return _legacy_builds(version)
     out: dict[str, Any] = {
         "versions": versions,
         "channel": "",
@@ -124,6 +124,31 @@ def pytorch_channel_builds(version: str) -> dict[str, Any] | None:
     out["pytorch_cuda"] = tuple(sorted(pcuda, key=_key))
     out["cuda_metapackages"] = tuple(sorted(meta))
     return out
+
+
+def _legacy_builds(version: str) -> dict[str, Any] | None:
+    """0.4.1, the one pre-1.0 release the page gives commands for: cuda75/80/90/92 metapackages, CPU without a
+    selector. Other pre-1.0 versions (0.2.0 is named as an example) have no listed variants: None."""
+    legacy = load("pytorch_channel_builds").get("legacy", {})
+    base = _base(version)
+    if base not in legacy.get("conda_versions", []) or base not in legacy.get("example_versions", [])[:1]:
+        return None
+    metas = tuple(legacy.get("conda_cuda_metapackages", ()))
+    cuda = {
+        f"{m[4:-1]}.{m[-1]}": {"kind": "cuda-metapackage", "channels": ["pytorch"], "metapackage": m} for m in metas
+    }
+    return {
+        "versions": (base,),
+        "channel": "pytorch",
+        "cudatoolkit": (),
+        "pytorch_cuda": (),
+        "cuda_metapackages": metas,
+        "cuda": cuda,
+        "cpuonly": False,
+        "cpu_package": "pytorch",
+        "osx": True,
+        "source": "PREV",
+    }
 
 
 @functools.cache
