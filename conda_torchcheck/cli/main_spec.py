@@ -59,6 +59,12 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     which.add_argument("-p", "--prefix", metavar="PREFIX", help="pin exact versions from this env", **suppress)
     which.add_argument("-n", "--name", metavar="NAME", help="pin exact versions from this named env", **suppress)
     target.add_argument("--lock", action="store_true", help="with -p/-n: pin build strings as well")
+    fix.add_argument(
+        "--base-channel",
+        choices=("defaults", "conda-forge"),
+        default=None,
+        help="the base channel to add when the file lists none (never added without this: see TC603)",
+    )
     _output_options(fix, conda)
 
 
@@ -114,7 +120,13 @@ def execute_fix(args: argparse.Namespace) -> int:
 
     lang = getattr(args, "lang", None)
     installed = _installed(args)
-    result = fix_path(args.file, installed=installed, lock=bool(getattr(args, "lock", False)), write=args.write)
+    result = fix_path(
+        args.file,
+        installed=installed,
+        lock=bool(getattr(args, "lock", False)),
+        write=args.write,
+        base_channel=getattr(args, "base_channel", None),
+    )
     after_errors = any(f.severity.value == "error" for f in result.findings_after)
     if _wants_json(args):
         print(json.dumps(result.to_dict(lang), indent=2, ensure_ascii=False))

@@ -195,12 +195,14 @@ class FixResult:
         }
 
 
-def fix_file(file, *, installed=None, lock: bool = False, command: str = "conda-torchcheck") -> FixResult:
+def fix_file(
+    file, *, installed=None, lock: bool = False, command: str = "conda-torchcheck", base_channel: str | None = None
+) -> FixResult:
     from conda_torchcheck.envspec.parse import parse_text
     from conda_torchcheck.envspec.rewrite import fix_text
     from conda_torchcheck.envspec.rules import check_file as rules_check
 
-    fixed, plan = fix_text(file, installed=installed, lock=lock)
+    fixed, plan = fix_text(file, installed=installed, lock=lock, base_channel=base_channel)
     before = rules_check(file, command=command)
     if fixed == file.text:
         after = before
@@ -210,7 +212,13 @@ def fix_file(file, *, installed=None, lock: bool = False, command: str = "conda-
 
 
 def fix_path(
-    path: Path | str, *, installed=None, lock: bool = False, write: bool = False, command: str = "conda-torchcheck"
+    path: Path | str,
+    *,
+    installed=None,
+    lock: bool = False,
+    write: bool = False,
+    command: str = "conda-torchcheck",
+    base_channel: str | None = None,
 ) -> FixResult:
     from conda_torchcheck.envspec.parse import decode, encode, parse_text, read_bytes
     from conda_torchcheck.envspec.writefile import replace_file
@@ -219,7 +227,7 @@ def fix_path(
     data = read_bytes(p)
     text, encoding, bom = decode(data, str(path))
     file = parse_text(text, str(path), encoding=encoding, bom=bom)
-    result = fix_file(file, installed=installed, lock=lock, command=command)
+    result = fix_file(file, installed=installed, lock=lock, command=command, base_channel=base_channel)
     if write and result.changed:
         result.backup = replace_file(p, encode(result.fixed, encoding, bom), expected=data)
         result.written = True

@@ -29,10 +29,10 @@ def _old(minor: str) -> dict[str, Any] | None:
 def release(version: str | None) -> TorchRelease | None:
     """The release table of torch ``version`` (``2.5.1``, ``1.9``, ``0.4.1``), or None when unknown."""
     found = torch_release(version)
-    if found is not None:
-        return found
     minor = minor_of(version)
     data = _old(minor) if minor else None
+    if found is not None:
+        return _merged(found, data) if data else found
     if data is None or minor is None:
         return None
     return TorchRelease(
@@ -46,19 +46,39 @@ def release(version: str | None) -> TorchRelease | None:
     )
 
 
+def _merged(found: TorchRelease, data: dict[str, Any]) -> TorchRelease:
+    """The knowledge table's row, widened by env_files.toml's: a companion patch or a cudatoolkit build one
+    source lists and the other does not (torchvision 0.8.1 for torch 1.7.0 is in vision's README, not on the
+    install page; 1.9's cudatoolkit 11.1 builds came with the nvidia channel) is accepted, so that the checks
+    only call a combination wrong when no source has it."""
+    raw = dict(found.raw)
+    for key in ("torchvision_patch", "torchaudio_patch"):
+        table = {k: list(v) for k, v in raw.get(key, {}).items()}
+        for patch, versions in data.get(key, {}).items():
+            table[patch] = list(dict.fromkeys([*table.get(patch, []), *versions]))
+        raw[key] = table
+    raw["cudatoolkit"] = list(dict.fromkeys([*raw.get("cudatoolkit", []), *data.get("cudatoolkit", [])]))
+    return TorchRelease(
+        minor=found.minor,
+        torchvision=found.torchvision,
+        torchaudio=found.torchaudio,
+        python=found.python,
+        pip_cuda=found.pip_cuda,
+        pytorch_cuda=found.pytorch_cuda,
+        raw=raw,
+    )
+
+
 def cudatoolkit_builds(version: str | None) -> tuple[str, ...] | None:
     """The cudatoolkit versions the pytorch channel built torch ``version``'s minor for (before 1.13, when
     pytorch-cuda took over), or None when not known."""
     minor = minor_of(version)
     if minor is None:
         return None
-    rel = torch_release(minor)
-    if rel is not None and rel.raw.get("cudatoolkit"):
-        return tuple(rel.raw["cudatoolkit"])
-    data = _old(minor)
-    if data is None or not data.get("cudatoolkit"):
+    rel = release(minor)
+    if rel is None or not rel.raw.get("cudatoolkit"):
         return None
-    return tuple(data["cudatoolkit"])
+    return tuple(rel.raw["cudatoolkit"])
 
 
 def rocm_tags(version: str | None) -> tuple[str, ...]:

@@ -172,6 +172,71 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class TorchBound:
+    """Another entry of the file that only works with one torch minor (or up to one): a pyg channel package,
+    a ``torch-scatter==2.1.2+pt24cu121`` wheel, a find-links page named for one torch release."""
+
+    text: str
+    line: int
+    kind: str  # "minor" (exactly this minor) or "max" (this minor or older)
+    minor: str
+
+    def allows(self, version: str) -> bool:
+        have, want = version_key(".".join(version.split(".")[:2])), version_key(self.minor)
+        if have is None or want is None:
+            return True
+        return have == want if self.kind == "minor" else have <= want
+
+
+def torch_bounds(file: EnvFile) -> tuple[TorchBound, ...]:
+    from conda_torchcheck.envspec.history import torch_minor_of_extension_tag, torch_of_find_links
+
+    table = facts().get("co_constraints", {})
+    found: list[TorchBound] = []
+    pyg_listed = "pyg" in file.channel_names
+    for dep in file.deps:
+        if dep.spec is None or dep.spec.name not in table.get("pyg_channel", ()):
+            continue
+        if dep.spec.channel_name == "pyg" or (dep.spec.channel is None and pyg_listed):
+            found.append(TorchBound(dep.text, dep.where.line, "max", table["pyg_channel_last_torch"]))
+    for item in file.pip or ():
+        line = item.line
+        if line.kind == "requirement" and line.name in table.get("pip_torch_extensions", ()) and line.exact:
+            tag = line.exact.split("+", 1)[1] if "+" in line.exact else None
+            minor = torch_minor_of_extension_tag(tag)
+            if minor:
+                found.append(TorchBound(item.text, item.where.line, "minor", minor))
+        elif line.kind == "option" and line.option == "--find-links":
+            page = torch_of_find_links(line.value)
+            if page:
+                found.append(TorchBound(item.text, item.where.line, "minor", page[0]))
+    return tuple(found)
+
+
+#: pip entries that install a torch-family package from source (``git+https://github.com/pytorch/vision``)
+_VCS_REPOS = {"pytorch/vision": "torchvision", "pytorch/audio": "torchaudio", "pytorch/pytorch": "torch"}
+
+
+def pip_vcs_family(file: EnvFile) -> dict[str, PipItem]:
+    import re
+
+    out: dict[str, PipItem] = {}
+    for item in file.pip or ():
+        if item.line.kind != "other":
+            continue
+        text = item.text.lower()
+        egg = re.search(r"#egg=([a-z0-9_.-]+)", text)
+        name = egg.group(1).replace("_", "-") if egg else None
+        if name is None:
+            for repo, pkg in _VCS_REPOS.items():
+                if re.search(rf"github\.com[/:]{re.escape(repo)}(?:\.git)?(?:[@#/]|$)", text):
+                    name = pkg
+        if name in PIP_TORCH and name not in out:
+            out[name] = item
+    return out
+
+
+@dataclass(frozen=True)
 class Intent:
     file: EnvFile
     deps: dict[str, CondaDep]  # torch family by conda name (first occurrence)
@@ -188,6 +253,8 @@ class Intent:
     indexes: tuple[tuple[PipItem, TorchIndex], ...]
     resolution: Resolution | None  # era == "pytorch" only
     channels_listed: tuple[str, ...] = field(default_factory=tuple)
+    bounds: tuple[TorchBound, ...] = ()
+    pip_vcs: dict[str, PipItem] = field(default_factory=dict)
 
     # ---- conveniences ------------------------------------------------------------------------------------
     @property
@@ -327,10 +394,15 @@ def on_pytorch_channel(torch_dep: CondaDep | None) -> bool:
 
 
 def resolve_pytorch_channel(
-    deps: dict[str, CondaDep], minors: tuple[str, ...] | None, *, torch_dep: CondaDep | None
+    deps: dict[str, CondaDep],
+    minors: tuple[str, ...] | None,
+    *,
+    torch_dep: CondaDep | None,
+    bounds: tuple[TorchBound, ...] = (),
 ) -> Resolution:
-    """The newest release on the frozen pytorch channel that every constraint in the file allows."""
-    versions = [v for v in reversed(pytorch_channel_versions()) if torch_release(v) is not None]
+    """The newest release on the frozen pytorch channel that every constraint in the file allows (other
+    entries built for one torch included: a pyg package bounds the pin as much as torchvision does)."""
+    versions = list(reversed(pytorch_channel_versions()))
     torch_spec = torch_dep.spec if torch_dep is not None else None
     pc = deps.get("pytorch-cuda")
     pc_version = None
@@ -341,9 +413,18 @@ def resolve_pytorch_channel(
     answer = None
     for version in versions:
         release = torch_release(version)
-        assert release is not None
         if torch_spec is not None and torch_spec.allows(version) is False:
             blocked.append("pytorch")
+            continue
+        if release is None:
+            # 0.1-0.3: on the channel, but nothing else is known about them
+            if pc is None and not bounds:
+                answer = version
+                break
+            continue
+        bound = next((b for b in bounds if not b.allows(version)), None)
+        if bound is not None:
+            blocked.append(bound.text)
             continue
         if pc is not None:
             if not release.pytorch_cuda or (
@@ -417,8 +498,10 @@ def analyse(file: EnvFile) -> Intent:
     python = _first(file, "python")
     minors = python_minors(python.spec.version) if python is not None and python.spec is not None else None
     resolution = None
-    if era == "pytorch":
-        resolution = resolve_pytorch_channel(deps, minors, torch_dep=torch_dep)
+    bounds = torch_bounds(file)
+    # pytorch-nightly / pytorch-test serve dated dev builds, not the frozen channel's releases
+    if era == "pytorch" and channel == "pytorch":
+        resolution = resolve_pytorch_channel(deps, minors, torch_dep=torch_dep, bounds=bounds)
     return Intent(
         file=file,
         deps=deps,
@@ -435,6 +518,8 @@ def analyse(file: EnvFile) -> Intent:
         indexes=tuple(indexes),
         resolution=resolution,
         channels_listed=file.channel_names,
+        bounds=bounds,
+        pip_vcs=pip_vcs_family(file),
     )
 
 

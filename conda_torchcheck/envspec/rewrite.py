@@ -47,6 +47,7 @@ from conda_torchcheck.envspec.matchspec import (
     torch_index,
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
+from conda_torchcheck.envspec.rules import defaults_first, pytorch_cuda_for_cudatoolkit
 from conda_torchcheck.messages import Text, msg
 
 PIP_MARK = "\0pip"  # stands for the {pip: [...]} item in the dependency plan
@@ -183,6 +184,8 @@ class _State:
     lock: bool
     target: str | None
     changes: list[Change] = field(default_factory=list)
+    #: --base-channel: the base channel to add where the file lists none (never chosen silently)
+    base_channel: str | None = None
     unresolved: list[Text] = field(default_factory=list)
     torch_exact: str | None = None
     torch_minor: str | None = None
@@ -214,10 +217,14 @@ def _decide_target(st: _State) -> str | None:
     if not i.has_conda_torch and i.misnamed_torch is None:
         return None
     torch = i.deps.get("pytorch") or i.misnamed_torch
+    if i.torch_channel in ("pytorch-nightly", "pytorch-test"):
+        return i.torch_channel  # dated dev builds: only that channel has them (TC605 says it is deprecated)
     # a torch the frozen channel never had can only come from conda-forge
     frozen_ok = on_pytorch_channel(torch)
     if i.era == "pytorch":
         return "pytorch" if frozen_ok else "conda-forge"
+    if defaults_first(i) is not None and frozen_ok:
+        return "pytorch"  # the classic defaults-before-pytorch file: it meant the pytorch channel's CUDA build
     if i.selectors and ("pytorch" in st.file.channel_names or i.era == "unknown"):
         # pytorch-cuda / cpuonly ask for the pytorch channel's build; honoured where that channel is listed
         # (or nothing else is), else they are read as the variant and written in the file's channel form
@@ -231,9 +238,11 @@ def _decide_target(st: _State) -> str | None:
     return None
 
 
-def plan_fix(file: EnvFile, *, installed: Installed | None = None, lock: bool = False) -> Plan:
+def plan_fix(
+    file: EnvFile, *, installed: Installed | None = None, lock: bool = False, base_channel: str | None = None
+) -> Plan:
     intent = analyse(file)
-    st = _State(file, intent, installed, lock, None)
+    st = _State(file, intent, installed, lock, None, base_channel=base_channel)
     if not intent.has_torch and not (installed and ("pytorch" in installed.conda or "torch" in installed.pip)):
         plan = Plan(file, None, False, [Entry(d, i) for i, d in _dep_texts(file)], _pip_entries(file))
         plan.unresolved.append(_reason("no_torch"))
@@ -289,7 +298,7 @@ def _resolve_torch_version(st: _State) -> None:
         st.torch_exact = rec.version
     elif torch is not None and torch.spec is not None:
         if st.target == "pytorch":
-            res = i.resolution or resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=torch)
+            res = i.resolution or resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=torch, bounds=i.bounds)
             st.torch_exact = res.version or torch.spec.exact
             if res.version is None and res.blocked_by:
                 st.unresolved.append(_reason("frozen_unresolved", blocked=", ".join(res.blocked_by)))
@@ -502,22 +511,35 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
     elif name == "cudatoolkit":
         version = spec.exact or spec.minor
         major = int(version.split(".")[0]) if version and version.split(".")[0].isdigit() else None
-        if target == "pytorch" and "pytorch-cuda" not in names_present and version:
-            cuda = ".".join(version.split(".")[:2])
-            release = torch_release(st.torch_exact or st.torch_minor) if (st.torch_exact or st.torch_minor) else None
-            from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
-            if release is not None and _ge(release.minor, from_minor) and cuda in release.pytorch_cuda:
+        torch_ref = st.torch_exact or st.torch_minor
+        from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
+        release = torch_release(torch_ref) if torch_ref else None
+        modern = release is not None and _ge(release.minor, from_minor)
+        if target == "pytorch" and modern and rec is None:
+            if "pytorch-cuda" in names_present:
+                # pytorch-cuda selects CUDA from 1.13; cudatoolkit beside it is a second copy (TC613 redundant)
+                remove(_reason("cudatoolkit_redundant", torch=torch_ref))
+                return None
+            cuda = pytorch_cuda_for_cudatoolkit(spec, torch_ref)
+            if cuda is not None:
                 names_present.add("pytorch-cuda")
                 text = CondaSpec(
                     raw="", name="pytorch-cuda", channel=_prefix_text(file, "pytorch"), version=cuda, bare_is_fuzzy=True
                 ).render()
                 return text, (_reason("cudatoolkit_to_pytorch_cuda", cuda=cuda),), "replaced"
-        if target == "conda-forge" and major is not None and major > facts()["conda_forge"]["cudatoolkit_last_major"]:
-            if "cuda-version" in names_present:
-                remove(_reason("cudatoolkit_dropped", cuda=version))
+        if target == "conda-forge" and rec is None:
+            last = facts()["conda_forge"]["cudatoolkit_last_major"]
+            cuda_major = _cuda_major_of(st)
+            if major is not None and major > last:
+                if "cuda-version" in names_present or (cuda_major is not None and cuda_major > last):
+                    remove(_reason("cudatoolkit_dropped", cuda=version))
+                    return None
+                names_present.add("cuda-version")
+                return f"cuda-version={major}", (_reason("cudatoolkit_to_cuda_version", cuda=version),), "replaced"
+            if cuda_major is not None and cuda_major > last:
+                # CUDA 12+ builds use the split cuda-* packages; cudatoolkit (CUDA <= 11) is not theirs
+                remove(_reason("cudatoolkit_dropped", cuda=version or "*"))
                 return None
-            names_present.add("cuda-version")
-            return f"cuda-version={major}", (_reason("cudatoolkit_to_cuda_version", cuda=version),), "replaced"
         if rec is not None and new.version != rec.version:
             new = _pin(new, rec.version, rec.build if st.lock else None)
             reasons.append(_reason("pin_installed", prefix=inst.prefix if inst else "", version=rec.version))
@@ -542,12 +564,31 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             st.unresolved.append(_reason("not_installed", entry=dep.text, prefix=inst.prefix))
     if not reasons:
         return dep.text, (), action
-    return new.render(), tuple(reasons), action
+    text = new.render_checked()
+    if text is None:
+        # a form this reader does not model (md5=, build_number=, parentheses ...) or one that would not read
+        # back as the same constraint: kept as written, with a note
+        st.unresolved.append(_reason("not_rewritten", entry=dep.text))
+        return dep.text, (), action
+    return text, tuple(reasons), action
+
+
+def _cuda_major_of(st: _State) -> int | None:
+    """The CUDA major of the file's cuda-version or pytorch-cuda (what cuda-version becomes on conda-forge)."""
+    for name in ("cuda-version", "pytorch-cuda"):
+        dep = st.intent.deps.get(name)
+        if dep is not None and dep.spec is not None and dep.spec.version:
+            head = (dep.spec.exact or dep.spec.minor or dep.spec.version).strip("=*<>~! ").split(".")[0]
+            if head.isdigit():
+                return int(head)
+    return None
 
 
 def _family_prefix(file: EnvFile, target: str | None) -> str | None:
-    """The ``chan::`` the torch family gets on ``target``: the file's spelling of that channel."""
-    if target is None:
+    """The ``chan::`` the torch family gets on ``target``: the file's spelling of that channel. Never
+    ``defaults::``: Anaconda's channel is a choice of source and licence the file makes by listing it, and a
+    prefix would make it permanent even where the order was the mistake (TC602 defaults_cpu)."""
+    if target is None or target in facts()["defaults"]["names"]:
         return None
     return _prefix_text(file, target)
 
@@ -648,9 +689,10 @@ def _plan_channels(st: _State, deps: list[Entry]) -> tuple[list[Entry] | None, b
                 removed.append((c.text, k, _reason("channel_deprecated", channel=c.text)))
                 continue
             wanted.append((c.text, k))
-        if not _base_channels([channel_name(t) for t, _ in wanted]):
-            base = facts()["pytorch_channel"]["base_channel"]
-            wanted.append((base, None))
+        if not _base_channels([channel_name(t) for t, _ in wanted]) and st.base_channel:
+            # only when asked (--base-channel): adding Anaconda's defaults changes the source and the licence
+            # terms of every other package, and Miniforge users have no defaults at all (TC603 offers both)
+            wanted.append((st.base_channel, None))
     elif target == "conda-forge":
         add("conda-forge")
         drop = {"pytorch", "pytorch-nightly", "pytorch-test", "nvidia", *facts()["defaults"]["names"]}
@@ -975,11 +1017,13 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
     return out
 
 
-def fix_text(file: EnvFile, *, installed: Installed | None = None, lock: bool = False) -> tuple[str, Plan]:
+def fix_text(
+    file: EnvFile, *, installed: Installed | None = None, lock: bool = False, base_channel: str | None = None
+) -> tuple[str, Plan]:
     """The fixed text of ``file`` and the plan that produced it."""
     from conda_torchcheck.envspec.textedit import apply_plan
 
-    plan = plan_fix(file, installed=installed, lock=lock)
+    plan = plan_fix(file, installed=installed, lock=lock, base_channel=base_channel)
     if not plan.changed:
         return file.text, plan
     return apply_plan(plan), plan

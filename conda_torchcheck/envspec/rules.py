@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from conda_torchcheck.envspec.history import cudatoolkit_builds, example_pin
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import (
     CONDA_TORCH,
@@ -27,7 +28,7 @@ from conda_torchcheck.envspec.intent import (
     pytorch_channel_versions,
     release_python_ok,
 )
-from conda_torchcheck.envspec.matchspec import cuda_of_tag, is_pinned, minor_of_spec, version_key
+from conda_torchcheck.envspec.matchspec import cuda_of_tag, minor_of_spec, version_key
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -62,6 +63,33 @@ def _ev(ctx: RuleContext, **extra: Any) -> dict[str, Any]:
 
 def _channels_ev(ctx: RuleContext) -> list[dict[str, Any]]:
     return [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or ()]
+
+
+def defaults_first(i: Intent) -> Any:
+    """The classic CPU-build file: Anaconda's defaults listed before the pytorch channel, an unprefixed
+    pytorch and the old CUDA selector (cudatoolkit): conda takes pytorch from defaults, which had builds for
+    a few CUDA versions only, so a cudatoolkit pin it has no build for gets defaults' CPU pytorch. Returns the
+    channel item listed first, or None."""
+    names = list(i.file.channel_names)
+    torch = i.deps.get("pytorch")
+    if "pytorch" not in names or "cudatoolkit" not in i.deps or i.selectors:
+        return None
+    if torch is None or torch.spec is None or torch.spec.channel is not None:
+        return None
+    defaults = set(facts()["defaults"]["names"])
+    first = next((c for c in i.file.channels or () if c.name in defaults), None)
+    if first is None or names.index(first.name) > names.index("pytorch"):
+        return None
+    return first
+
+
+def wants_pytorch_channel(i: Intent) -> bool:
+    """The file's torch is the pytorch channel's: it comes from there, or the file asks for that channel's
+    build (pytorch-cuda/cpuonly with the channel listed, or the classic defaults-first cudatoolkit file)."""
+    if i.era == "pytorch":
+        return True
+    names = i.file.channel_names
+    return bool(i.selectors and "pytorch" in names) or defaults_first(i) is not None
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -112,6 +140,18 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
                 fixes=[ctx.rewrite_fix("TC602.pytorch.fix", channel=first.text)],
                 channel=first.text,
             )
+    first_default = defaults_first(i)
+    if first_default is not None:
+        dep = i.deps["cudatoolkit"]
+        yield finding(
+            "TC602",
+            Severity.ERROR,
+            variant="defaults_cpu",
+            evidence=_ev(ctx, channels=_channels_ev(ctx), torch=_at(i.deps["pytorch"]), cudatoolkit=_at(dep)),
+            fixes=[ctx.rewrite_fix("TC602.defaults_cpu.fix", channel=first_default.text)],
+            channel=first_default.text,
+            cudatoolkit=dep.text,
+        )
     if "pytorch-cuda" in i.deps and "nvidia" in names and "conda-forge" in names:
         if names.index("conda-forge") < names.index("nvidia"):
             yield finding(
@@ -146,12 +186,27 @@ def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
         return
     if "nodefaults" in names or defaults_like or i.era not in ("conda-forge", "pytorch", "pip"):
         return
+    # nodefaults needs a base channel for python and the rest; with none listed the choice between Anaconda's
+    # defaults (what the pytorch channel's builds were made with; Anaconda's terms apply) and conda-forge is
+    # the user's: offered, never made silently
+    has_base = "conda-forge" in names or i.era == "conda-forge"
     yield finding(
         "TC603",
         Severity.WARNING,
         variant="missing",
         evidence=_ev(ctx, channels=_channels_ev(ctx)),
-        fixes=[ctx.rewrite_fix("TC603.missing.fix")],
+        fixes=[ctx.rewrite_fix("TC603.missing.fix")]
+        if has_base
+        else [
+            Fix(
+                "file",
+                msg("TC603.missing.fix_choose"),
+                (
+                    f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} --base-channel defaults --write",
+                    f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} --base-channel conda-forge --write",
+                ),
+            )
+        ],
     )
 
 
@@ -214,7 +269,7 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
                 channel=c.text,
             )
     torch = i.deps.get("pytorch") or i.misnamed_torch
-    if i.era == "pytorch" and torch is not None and torch.spec is not None and torch.spec.version:
+    if i.torch_channel == "pytorch" and torch is not None and torch.spec is not None and torch.spec.version:
         on_channel = [v for v in pytorch_channel_versions() if torch.spec.allows(v) is not False]
         if not on_channel:
             # with conda's default (flexible) channel priority a later channel that publishes pytorch supplies it
@@ -272,6 +327,38 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
                     torch=minor,
                 )
 
+    yield from _cudatoolkit_build(ctx)
+
+
+def _cudatoolkit_build(ctx: RuleContext) -> Iterator[Finding]:
+    """torch < 1.13 from the pytorch channel with a cudatoolkit that release was never built for: there is no
+    CUDA build to match, and conda silently installs the CPU build (its cpu variant does not constrain
+    cudatoolkit), e.g. torch 1.11 + cudatoolkit 11.1 (1.11 had 10.2, 11.3)."""
+    i = ctx.intent
+    dep = i.deps.get("cudatoolkit")
+    if dep is None or dep.spec is None or not wants_pytorch_channel(i):
+        return
+    cuda = dep.spec.exact or dep.spec.minor
+    torch_version = i.torch_version
+    builds = cudatoolkit_builds(torch_version) if torch_version else None
+    key, base = version_key(torch_version or ""), version_key(facts()["pytorch_channel"]["pytorch_cuda_from"])
+    if not cuda or not builds or key is None or base is None or key >= base:
+        return
+    cuda = ".".join(cuda.split(".")[:2])
+    if cuda in builds:
+        return
+    torch = i.deps.get("pytorch") or i.misnamed_torch
+    yield finding(
+        "TC605",
+        Severity.ERROR,
+        variant="cudatoolkit_for_torch",
+        evidence=_ev(ctx, entries=[_at(d) for d in (torch, dep) if d is not None], built_for=list(builds)),
+        fixes=[Fix("file", msg("TC605.cudatoolkit_for_torch.fix", options=", ".join(builds), torch=torch_version))],
+        cuda=cuda,
+        torch=torch_version,
+        options=", ".join(builds),
+    )
+
 
 # ------------------------------------------------------------------------------------------------------------
 # TC606 conda torch and pip torch in one file
@@ -311,6 +398,20 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
     # torchvision / torchaudio from the other manager than torch
     if torch_conda is not None:
         for name in ("torchvision", "torchaudio"):
+            vcs = i.pip_vcs.get(name)
+            if vcs is not None and name not in i.pip and name not in i.deps:
+                # built from source by pip (git+https://github.com/pytorch/vision): against whatever torch pip
+                # sees, and its torch requirement can pull a PyPI torch over conda's
+                yield finding(
+                    "TC606",
+                    Severity.WARNING,
+                    variant="cross",
+                    evidence=_ev(ctx, torch=_at(torch_conda), other=_at(vcs)),
+                    fixes=[Fix("file", msg("TC606.cross.fix", package=name))],
+                    package=name,
+                    torch_manager="conda",
+                    other_manager="pip",
+                )
             if name in i.pip and name not in i.deps:
                 yield finding(
                     "TC606",
@@ -406,9 +507,14 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
                 Severity.WARNING,
                 variant="unpinned_extra",
                 evidence=_ev(ctx, index=_at(item), entries=[_at(p) for p in loose]),
-                fixes=[Fix("file", msg("TC607.unpinned_extra.fix", tag=index.tag))],
+                fixes=[Fix("file", msg("TC607.unpinned_extra.fix", tag=index.tag, example=_example(index.tag)))],
                 tag=index.tag,
             )
+
+
+def _example(tag: str | None) -> str:
+    """A pin that exists for ``tag`` (the newest release whose wheels carry it), for the fix text."""
+    return (example_pin(tag) if tag else None) or f"torch==<version>+{tag}"
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -453,6 +559,29 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
                 torch=torch_version,
                 expected=want_exact or want_minor,
             )
+
+    yield from _bounds(ctx, torch_version, torch_dep)
+
+
+def _bounds(ctx: RuleContext, torch_version: str, torch_dep: CondaDep | PipItem | None) -> Iterator[Finding]:
+    """Entries built for one torch (pyg channel packages, +pt24cu121 wheels, a find-links page named for one
+    torch release) against the torch the file pins: they cannot load into another torch's ABI."""
+    i = ctx.intent
+    for bound in i.bounds:
+        if bound.allows(torch_version):
+            continue
+        yield finding(
+            "TC608",
+            Severity.ERROR,
+            variant="extension" if bound.kind == "minor" else "extension_max",
+            evidence=_ev(
+                ctx, torch=_at(torch_dep) if torch_dep else None, other={"line": bound.line, "entry": bound.text}
+            ),
+            fixes=[Fix("file", msg("TC608.extension.fix", minor=bound.minor, entry=bound.text))],
+            entry=bound.text,
+            minor=bound.minor,
+            torch=torch_version,
+        )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -521,20 +650,27 @@ def python_range(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def unpinned(ctx: RuleContext) -> Iterator[Finding]:
+    """Entries of the torch family with no version at all. A range (``pytorch>=1.8``) is a constraint the user
+    chose, not "unpinned"; a conda torchvision/torchaudio beside a conda pytorch follows it (each of their
+    conda builds depends on one exact pytorch), so only pytorch itself needs the pin there."""
     i = ctx.intent
     conda_loose: list[CondaDep] = []
+    conda_pytorch = "pytorch" in i.deps or i.misnamed_torch is not None
     for name in CONDA_TORCH:
         dep = i.deps.get(name)
-        if dep is not None and dep.spec is not None and not is_pinned(dep.spec.version):
-            conda_loose.append(dep)
+        if dep is None or dep.spec is None or dep.spec.version not in (None, "*"):
+            continue
+        if name != "pytorch" and conda_pytorch:
+            continue
+        conda_loose.append(dep)
     pip_loose: list[PipItem] = []
     for name in PIP_TORCH:
         item = i.pip.get(name)
-        if item is None or item.line.url:
+        if item is None or item.line.url or item.line.specifier:
             continue
-        spec = item.line.version_spec
-        if not (item.line.exact or (spec.startswith("==") and minor_of_spec(spec.lstrip("=")))):
-            pip_loose.append(item)
+        if name != "torch" and "torch" not in i.pip and conda_pytorch:
+            continue  # TC606 (cross) says what is wrong with a pip companion of a conda torch
+        pip_loose.append(item)
     fix_with_env = Fix(
         "file", msg("TC611.fix"), (f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} -p <env> --write",)
     )
@@ -588,7 +724,8 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                     channel=dep.spec.channel_name,
                     torch_channel=i.torch_channel,
                 )
-    if i.era == "conda-forge" and _has_channel(ctx, "nvidia"):
+    # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"
+    if i.era == "conda-forge" and _has_channel(ctx, "nvidia") and not wants_pytorch_channel(i):
         where = [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or () if c.name == "nvidia"]
         where += [_at(d) for d in ctx.file.deps if d.spec is not None and d.spec.channel_name == "nvidia"]
         yield finding(
@@ -604,36 +741,88 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
 # TC613 cudatoolkit where the torch uses something else
 
 
+def _major(version: str | None) -> int | None:
+    key = version_key(version or "")
+    return key.major if key is not None else None
+
+
+def pytorch_cuda_for_cudatoolkit(spec: Any, torch_version: str | None) -> str | None:
+    """The pytorch-cuda a ``cudatoolkit`` entry stands for with torch ≥ 1.13 on the pytorch channel: the newest
+    one that release had which the entry's constraint allows (no version: the newest, as the solver picks);
+    None when the release had none that fits (then only the user can choose)."""
+    release = torch_release(torch_version) if torch_version else None
+    if release is None or not release.pytorch_cuda:
+        return None
+    for cuda in reversed(release.pytorch_cuda):
+        if spec.version in (None, "*") or spec.allows(cuda) is True or spec.allows(f"{cuda}.0") is True:
+            return cuda
+    return None
+
+
 def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     dep = i.deps.get("cudatoolkit")
     if dep is None or dep.spec is None:
         return
     version = dep.spec.exact or dep.spec.minor or ""
-    major = version_key(version).major if version_key(version) else None
-    if i.era == "pytorch":
+    major = _major(version)
+    if wants_pytorch_channel(i):
         torch_version = i.torch_version
         from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
         key, base = version_key(torch_version or ""), version_key(from_minor)
-        if key is not None and base is not None and key >= base:
+        if key is None or base is None or key < base:
+            return  # before 1.13 cudatoolkit is the selector (TC605 checks the build existed)
+        if "pytorch-cuda" in i.deps:
+            # both selectors: pytorch-cuda decides, cudatoolkit only adds a second CUDA copy
             yield finding(
                 "TC613",
                 Severity.WARNING,
-                variant="pytorch",
-                evidence=_ev(ctx, entry=_at(dep), torch=torch_version),
-                fixes=[ctx.rewrite_fix("TC613.pytorch.fix", cuda=version or "11.8")],
+                variant="redundant",
+                evidence=_ev(ctx, entry=_at(dep), pytorch_cuda=_at(i.deps["pytorch-cuda"]), torch=torch_version),
+                fixes=[ctx.rewrite_fix("TC613.redundant.fix")],
                 torch=torch_version,
             )
+            return
+        cuda = pytorch_cuda_for_cudatoolkit(dep.spec, torch_version)
+        release = torch_release(torch_version)
+        options = ", ".join(release.pytorch_cuda) if release is not None else ""
+        yield finding(
+            "TC613",
+            Severity.WARNING,
+            variant="pytorch",
+            evidence=_ev(ctx, entry=_at(dep), torch=torch_version, pytorch_cuda_for_torch=options),
+            fixes=[
+                ctx.rewrite_fix("TC613.pytorch.fix", cuda=cuda)
+                if cuda
+                else Fix("file", msg("TC613.pytorch.fix_choose", options=options, torch=torch_version))
+            ],
+            torch=torch_version,
+        )
     elif i.era == "conda-forge":
         last = facts()["conda_forge"]["cudatoolkit_last_major"]
-        if (major is not None and major > last) or "cuda-version" in i.deps:
+        cuda_dep = i.deps.get("cuda-version") or i.deps.get("pytorch-cuda")
+        cuda_major = None
+        if cuda_dep is not None and cuda_dep.spec is not None:
+            cuda_major = _major(cuda_dep.spec.exact or cuda_dep.spec.minor or (cuda_dep.spec.version or "").strip("=*"))
+        if major is not None and major > last:
             yield finding(
                 "TC613",
-                Severity.WARNING if major is None or major <= last else Severity.ERROR,
+                Severity.ERROR,
                 variant="conda_forge",
                 evidence=_ev(ctx, entry=_at(dep)),
                 fixes=[ctx.rewrite_fix("TC613.conda_forge.fix")],
                 version=version or "?",
+            )
+        elif cuda_major is not None and cuda_major > last:
+            # conda-forge's CUDA 11 convention (cudatoolkit + cuda-version=11.x) is right and stays silent;
+            # next to CUDA 12+ cudatoolkit is a second, older CUDA the torch build does not use
+            yield finding(
+                "TC613",
+                Severity.WARNING,
+                variant="conda_forge",
+                evidence=_ev(ctx, entry=_at(dep), cuda=_at(cuda_dep)),
+                fixes=[ctx.rewrite_fix("TC613.conda_forge.fix")],
+                version=version or "*",
             )
 
 
@@ -660,7 +849,8 @@ def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
             fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
             signal=signal,
         )
-    elif i.variant is None:
+    elif i.variant is None and not ("pytorch" in ctx.file.channel_names and torch.spec.channel is None):
+        # with the pytorch channel listed too, an old pin may well come from there (flexible priority): unsure
         yield finding(
             "TC614",
             Severity.INFO,

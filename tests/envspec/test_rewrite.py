@@ -100,13 +100,15 @@ def test_pypi_mirror_index_keeps_torch_index_extra():
 # ---- layouts -------------------------------------------------------------------------------------------------
 def test_missing_channels_key_is_created_before_dependencies():
     text = "name: x\n# deps\ndependencies:\n    - python=3.11\n    - pytorch\n    - pytorch-cuda=12.1\n"
-    out = fixed(text)
+    out = fixed(text, base_channel="defaults")
     assert out.startswith("name: x\n# deps\nchannels:\n    - pytorch\n    - nvidia\n    - defaults\n    - nodefaults\n")
+    # defaults is a change of source and licence: never added unless asked for
+    assert fixed(text).startswith("name: x\n# deps\nchannels:\n    - pytorch\n    - nvidia\ndependencies:")
 
 
 def test_indentless_lists_keep_their_style():
     text = "channels:\n- pytorch\n- nvidia\ndependencies:\n- pytorch=2.1.0\n- pytorch-cuda=11.8\n"
-    out = fixed(text)
+    out = fixed(text, base_channel="defaults")
     assert "\n- nodefaults\n" in out and "\n- pytorch::pytorch=2.1.0\n" in out
 
 
@@ -136,7 +138,7 @@ def test_removed_entry_leaves_its_comment():
 def test_flow_list_with_comment_inside_is_refused():
     text = "channels: [pytorch,  # main\n  nvidia]\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n"
     with pytest.raises(EditError):
-        fixed(text)
+        fixed(text, base_channel="defaults")
 
 
 def test_aliases_are_refused():
