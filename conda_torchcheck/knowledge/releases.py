@@ -83,7 +83,8 @@ def pytorch_channel_builds(version: str) -> dict[str, Any] | None:
       ["pytorch", "nvidia"] for pytorch-cuda), ``os`` ⊆ {"linux-64", "win-64"};
       ``cpuonly``: the CPU build is selected with the ``cpuonly`` package; ``cpu_package``: the CPU build's
       package name ("pytorch", or "pytorch-cpu" for 1.0.x/1.1.0); ``osx``: a macOS (CPU) conda build exists;
-      ``source``: "PREV".
+      ``osx_subdirs``: ("osx-64",) up to 2.2.2, ("osx-arm64",) after [ANA] (the page only says "OSX"; for
+      releases before 2.3 osx-arm64 may also have existed, the sources do not say); ``source``: "PREV".
     For a minor, the CUDA sets are the union over its patches.
     """
     versions = _resolve(version)
@@ -123,6 +124,11 @@ def pytorch_channel_builds(version: str) -> dict[str, Any] | None:
     out["cudatoolkit"] = tuple(sorted(toolkit, key=_key))
     out["pytorch_cuda"] = tuple(sorted(pcuda, key=_key))
     out["cuda_metapackages"] = tuple(sorted(meta))
+    osx64_last = load("torch_releases")["channels"].get("pytorch_osx64_last", "2.2.2")
+    if out["osx"]:
+        out["osx_subdirs"] = ("osx-64",) if _key(versions[-1]) <= _key(osx64_last) else ("osx-arm64",)
+    else:
+        out["osx_subdirs"] = ()
     return out
 
 
@@ -147,6 +153,7 @@ def _legacy_builds(version: str) -> dict[str, Any] | None:
         "cpuonly": False,
         "cpu_package": "pytorch",
         "osx": True,
+        "osx_subdirs": ("osx-64",),
         "source": "PREV",
     }
 
@@ -388,6 +395,57 @@ def pyg_conda_newest() -> str:
     return load("pyg_wheels")["conda"].get("newest_uploaded", "2.4")
 
 
+def pyg_local_tag(torch_version: str, tag: str) -> str:
+    """The local version PyG's extension wheels carry for a torch and a variant: ("2.4.1", "cu121") →
+    "pt24cu121" (torch_scatter-2.1.2+pt24cu121), ("2.11.0", "cpu") → "pt211cpu" [PYG wheel file names]."""
+    parts = _base(torch_version).split(".")
+    return f"pt{parts[0]}{parts[1] if len(parts) > 1 else ''}{tag}"
+
+
+def parse_pyg_local(local: str) -> tuple[str, str] | None:
+    """The torch minor and variant a PyG wheel's local version is built for: "pt24cpu" → ("2.4", "cpu"),
+    "pt211cu128" → ("2.11", "cu128"), "pt112cu116" → ("1.12", "cu116"); None if it is not of that form.
+    torch's major is one digit (0, 1, 2), so the first digit after "pt" is the major, the rest the minor."""
+    text = local.strip().lstrip("+")
+    if not text.startswith("pt"):
+        return None
+    digits = ""
+    for ch in text[2:]:
+        if not ch.isdigit():
+            break
+        digits += ch
+    tag = text[2 + len(digits) :]
+    if len(digits) < 2 or not (tag == "cpu" or (tag.startswith("cu") and tag[2:].isdigit())):
+        return None
+    return f"{digits[0]}.{int(digits[1:])}", tag
+
+
+def parse_pyg_find_links(url: str) -> tuple[str, str] | None:
+    """The torch version and variant of a PyG find-links page: "https://data.pyg.org/whl/torch-2.4.0+cu121.html"
+    → ("2.4.0", "cu121"); None for other URLs. The page serves every patch of that torch minor."""
+    marker = "data.pyg.org/whl/torch-"
+    if marker not in url:
+        return None
+    name = url.split(marker, 1)[1].split(".html", 1)[0]
+    version, sep, tag = name.partition("+")
+    if not sep or not version or not tag:
+        return None
+    return version, tag
+
+
+def pyg_wheel_page_exists(torch_version: str, tag: str) -> bool | None:
+    """Is there a data.pyg.org page (torch minor, tag) the docs list? None for minors the docs' tables do not
+    spell out per tag (the older 1.4–1.11 pages) or that are newer than the snapshot."""
+    minor = _minor(torch_version)
+    for page, tags in pyg_wheel_pages().items():
+        if _minor(page) == minor:
+            return tag in tags
+    if minor in {_minor(v) for v in pyg_torch_versions()}:
+        return None
+    newest = max(pyg_wheel_pages(), key=_key)
+    return False if _key(minor) <= _key(newest) else None
+
+
 # ---------------------------------------------------------------------------------------------------------
 # nightly
 
@@ -407,6 +465,15 @@ def nightly_release(version: str) -> str | None:
     return _base(version).rpartition(".dev")[0]
 
 
+def nightly() -> dict[str, Any]:
+    """How nightlies were and are shipped: {"conda_channel": "pytorch-nightly", "conda_cuda_channels":
+    ["pytorch-nightly", "nvidia"], "conda_cuda_selector": "pytorch-cuda", "conda_deprecated": True,
+    "pip_index": "https://download.pytorch.org/whl/nightly/{tag}", "version_format": "{release}.dev{yyyymmdd}",
+    "source": ...}. An exact nightly pin (pytorch=2.6.0.dev20241112 from pytorch-nightly) is a pin, not "unpinned";
+    nightly builds are not kept forever, so such a pin cannot be checked against these tables (exists → None)."""
+    return dict(load("torch_releases").get("nightly", {}))
+
+
 # ---------------------------------------------------------------------------------------------------------
 # one question for the tests and the rewriter
 
@@ -424,6 +491,8 @@ def exists(package: str, version: str, *, channel: str | None = None, cuda: str 
     → False (10.2 and 11.3 only); exists("torch", "2.5.1+rocm5.2", channel="pip") → False.
     """
     name = "pytorch" if package == "torch" else package
+    if is_nightly(version):
+        return None  # dev builds come and go on the nightly channel / index
     if name == "pytorch-cuda":
         if version in pytorch_cuda_versions():
             return True

@@ -10,7 +10,7 @@ import pytest
 from conda_torchcheck.knowledge import known_torch_minors, load, torch_release
 from conda_torchcheck.knowledge import releases as r
 
-SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW"}
+SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW", "QS", "ANN", "ANA"}
 
 
 # -- every row has a source ---------------------------------------------------------------------------------
@@ -284,3 +284,32 @@ def test_unknown_versions_are_not_claimed_absent() -> None:
     assert r.pip_index_tags("7.0") == () and r.pip_local_tags("7.0") == ()
     assert r.exists("torch", "7.0.0+cu130", channel="pip") is None
     assert r.exists("pytorch", "7.0.0", channel="conda-forge") is None
+
+
+def test_nightly_channel_facts() -> None:
+    n = r.nightly()
+    assert n["conda_channel"] == "pytorch-nightly" and n["conda_cuda_channels"] == ["pytorch-nightly", "nvidia"]
+    assert n["pip_index"].format(tag="cu124") == "https://download.pytorch.org/whl/nightly/cu124"
+    assert _keys(n["source"]) <= SOURCES
+    assert r.exists("pytorch", "2.6.0.dev20241112", channel="pytorch") is None
+
+
+def test_osx_subdirs() -> None:
+    assert r.pytorch_channel_builds("2.2.2")["osx_subdirs"] == ("osx-64",)
+    assert r.pytorch_channel_builds("2.3.0")["osx_subdirs"] == ("osx-arm64",)
+    assert r.pytorch_channel_builds("1.8.2")["osx_subdirs"] == ()
+
+
+def test_pyg_local_versions_and_pages() -> None:
+    assert r.pyg_local_tag("2.4.1", "cu121") == "pt24cu121" and r.pyg_local_tag("2.11.0", "cpu") == "pt211cpu"
+    assert r.parse_pyg_local("+pt24cpu") == ("2.4", "cpu")
+    assert r.parse_pyg_local("pt211cu128") == ("2.11", "cu128")
+    assert r.parse_pyg_local("pt112cu116") == ("1.12", "cu116")
+    assert r.parse_pyg_local("cu121") is None and r.parse_pyg_local("pt2cu121") is None
+    assert r.parse_pyg_find_links("https://data.pyg.org/whl/torch-2.4.0+cu121.html") == ("2.4.0", "cu121")
+    assert r.parse_pyg_find_links("https://download.pytorch.org/whl/cu121") is None
+    assert r.pyg_wheel_page_exists("2.4.1", "cu121") is True
+    assert r.pyg_wheel_page_exists("2.4.0", "cu126") is False
+    assert r.pyg_wheel_page_exists("1.9.0", "cu111") is None  # listed as an older version, tags not spelled out
+    assert r.pyg_wheel_page_exists("1.3.0", "cpu") is False
+    assert r.pyg_wheel_page_exists("7.0.0", "cpu") is None

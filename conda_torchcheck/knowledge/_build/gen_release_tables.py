@@ -490,6 +490,7 @@ def write_pyg(gitdir: str, dest: Path) -> None:
         "# PyG's extension wheels (pyg_lib, torch_scatter, torch_sparse, torch_cluster, torch_spline_conv): one",
         "# find-links page per torch minor, https://data.pyg.org/whl/torch-<page>+<tag>.html, read from every",
         "# version of PyG's install docs; and the torch versions of the pyg conda channel's build matrix.",
+        "# The wheels on those pages carry +pt<major><minor><tag> local versions (torch_scatter-2.1.2+pt24cu121).",
         f"# Source [PYG]: pyg-team/pytorch_geometric history up to {head[0]} ({head[1]}).",
         "",
         "[wheels]",
