@@ -17,6 +17,7 @@ from conda_torchcheck.findings import Finding, Severity, finding
 # run order: inventory problems first, then conda-level, pip-level, loader-level checks
 CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.unreadable",
+    "conda_torchcheck.checks.torch_missing",
     "conda_torchcheck.checks.channels",
     "conda_torchcheck.checks.variant",
     "conda_torchcheck.checks.versions",
@@ -35,11 +36,18 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.win_openmp",
     "conda_torchcheck.checks.win_path",
     "conda_torchcheck.checks.win_foreign",
+    "conda_torchcheck.checks.win_cuda",
+    "conda_torchcheck.checks.win_cuda_driver",
+    "conda_torchcheck.checks.win_oldos",
     "conda_torchcheck.checks.linux_loading",
     "conda_torchcheck.checks.linux_symbols",
     "conda_torchcheck.checks.linux_shadowing",
     "conda_torchcheck.checks.linux_nvidia",
     "conda_torchcheck.checks.linux_openmp",
+    "conda_torchcheck.checks.mac_loading",
+    "conda_torchcheck.checks.mac_x86",
+    "conda_torchcheck.checks.mac_openmp",
+    "conda_torchcheck.checks.mac_mps",
     "conda_torchcheck.checks.cuda_driver",
     "conda_torchcheck.hooks.activation.check",
     "conda_torchcheck.checks.import_test",
@@ -61,6 +69,7 @@ class Check:
 OS_ONLY: dict[str, str] = {
     **{m: "windows" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("win_")},
     **{m: "linux" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("linux_")},
+    **{m: "darwin" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("mac_")},
     "conda_torchcheck.checks.cuda_driver": "linux",
     "conda_torchcheck.checks.mkl_ijit": "linux",
 }
