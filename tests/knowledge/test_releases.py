@@ -10,7 +10,7 @@ import pytest
 from conda_torchcheck.knowledge import known_torch_minors, load, torch_release
 from conda_torchcheck.knowledge import releases as r
 
-SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW", "QS", "ANN", "ANA"}
+SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW", "QS", "ANN", "ANA", "KRC"}
 
 
 # -- every row has a source ---------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def test_companions_at_patch_level() -> None:
     assert r.companions("1.10.1") == {"torchvision": ("0.11.2",), "torchaudio": ("0.10.1",)}
     assert r.companions("1.7.1") == {"torchvision": ("0.8.2",), "torchaudio": ("0.7.2",)}
     assert r.companions("1.5.0") == {"torchvision": ("0.6.0",), "torchaudio": ()}
-    assert r.companions("1.3.1") == {"torchvision": ("0.4",), "torchaudio": ()}  # [VIS] minor only
+    assert r.companions("1.3.1") == {"torchvision": ("0.4",), "torchaudio": ("0.3",)}  # [VIS] [KRC] minors only
     assert r.companions("2.13.0")["torchvision"] == ("0.28",)  # hand row past the sources
     assert r.companions("9.9.0") == {}
 
