@@ -193,11 +193,8 @@ def test_lookup_index_finds_every_key():
 
 
 def test_findings_index_lists_every_page():
-    from pathlib import Path
-
-    docs = Path(__file__).resolve().parents[2] / "docs" / "findings"
-    index = (docs / "README.md").read_text(encoding="utf-8")
-    missing = [p.stem for p in sorted(docs.glob("TC*.md")) if f"[{p.stem}]({p.stem}.md)" not in index]
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    missing = [p.stem for p in sorted(DOCS.glob("TC*.md")) if f"[{p.stem}]({p.stem}.md)" not in index]
     assert missing == []
 
 

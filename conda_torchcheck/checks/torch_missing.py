@@ -1,0 +1,172 @@
+"""TC100: torch is not installed in this environment, and the install command that fits it.
+
+`import torch` fails there with ModuleNotFoundError, so "no problems" would be false. The command fits the env:
+conda-forge's pytorch for a conda or pixi env (the pytorch channel is frozen at 2.5.1), pip with the right index
+for a venv or a system Python. CUDA or CPU follows the NVIDIA driver when this machine's driver can be read
+(Linux, the env checked live); otherwise the CPU command, and the CUDA indexes to choose from by driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge import load, parse_version
+from conda_torchcheck.messages import msg
+
+
+def _latest_release(python: tuple[int, int] | None) -> tuple[str, dict, bool]:
+    """(minor, row, python_supported): the newest known torch release, or the newest that supports ``python``
+    when the newest does not (for a Python older than its minimum)."""
+    releases = load("torch_releases")["releases"]
+    ordered = sorted(releases, key=lambda m: tuple(int(p) for p in m.split(".")))
+    newest = ordered[-1]
+    if python is None:
+        return newest, releases[newest], True
+    for minor in reversed(ordered):
+        low, high = (tuple(int(p) for p in v.split(".")) for v in releases[minor]["python"])
+        if low <= python <= high:
+            return minor, releases[minor], True
+    return newest, releases[newest], False
+
+
+def _cuda_tag_for_driver(tags: list[str], driver: str, os_name: str) -> str | None:
+    """The newest cuXY index of ``tags`` this driver runs: first by the toolkit's own driver (full support),
+    else by the CUDA family's minimum (minor-version compatibility)."""
+    table = load("cuda_driver")
+    have = parse_version(driver)
+    if have is None:
+        return None
+
+    def version_of(tag: str) -> str:
+        digits = tag[2:]
+        return f"{digits[:-1]}.{digits[-1]}"
+
+    by_newest = sorted(tags, key=lambda t: tuple(int(p) for p in version_of(t).split(".")), reverse=True)
+    for tag in by_newest:
+        need = table["toolkit_driver"].get(version_of(tag), {}).get(os_name)
+        if need and have >= parse_version(need):
+            return tag
+    for tag in by_newest:
+        need = table["family_minimum"].get(version_of(tag).split(".")[0], {}).get(os_name)
+        if need and have >= parse_version(need):
+            return tag
+    return None
+
+
+def _driver(ctx: CheckContext) -> str | None:
+    """This machine's NVIDIA driver, only where it is the env's machine (live Linux)."""
+    from conda_torchcheck.inventory.host import RUNNING_OS
+
+    if not ctx.host.live or ctx.env.os != "linux" or RUNNING_OS != "linux":
+        return None
+    from conda_torchcheck.checks.cuda_driver import read_driver
+
+    return ctx.memo("cuda_driver", read_driver).version
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.torch.installed:
+        return
+    env = ctx.env
+    python = env.python.major_minor
+    minor, row, supported = _latest_release(python)
+    driver = _driver(ctx)
+    pip_tags = [t for t in row.get("pip_cuda", ()) if t.startswith("cu")]
+    cuda_tag = _cuda_tag_for_driver(pip_tags, driver, env.os) if driver and env.os in ("linux", "windows") else None
+    py_text = ".".join(map(str, python)) if python else None
+    evidence = {
+        "python": py_text,
+        "newest_known_torch": minor,
+        "nvidia_driver": driver or "not read (only this machine's, for a Linux env checked live)",
+        **({"cuda_build": cuda_tag} if cuda_tag else {}),
+    }
+    fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver))
+    variant = "python_unsupported" if not supported else "missing"
+    yield finding(
+        "TC100",
+        Severity.INFO,
+        variant=variant,
+        evidence=evidence,
+        fixes=fixes,
+        prefix=str(env.prefix),
+        python=py_text or "?",
+        minor=minor,
+        low=row["python"][0],
+        high=row["python"][1],
+    )
+
+
+def _fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver) -> Iterator[Fix]:
+    env = ctx.env
+    pin = None if minor == _latest_release(None)[0] else f"{minor}.*"
+    if env.layout in ("conda", "pixi"):
+        yield from _conda_fixes(ctx, pin, None if driver is None else _cuda_family_ok(driver))
+        return
+    torch_spec = f"torch=={pin}" if pin else "torch"
+    if env.os == "darwin":
+        if env.python.arch == "x86_64":
+            # torch 2.2.2 was the last release with macOS x86_64 wheels
+            yield Fix("pip", msg("TC100.fix_mac_x86"), commands=(cmd.pip(env, 'install "torch==2.2.2"'),))
+            return
+        yield Fix("pip", msg("TC100.fix_pip_mac"), commands=(cmd.pip(env, f"install {cmd.spec(torch_spec)}"),))
+        return
+    cpu = cmd.pip(env, f"install {cmd.spec(torch_spec)} --index-url {cmd.pip_index_url('cpu')}")
+    if cuda_tag is not None:
+        cuda = cmd.pip(env, f"install {cmd.spec(torch_spec)} --index-url {cmd.pip_index_url(cuda_tag)}")
+        yield Fix("pip", msg("TC100.fix_pip_cuda", tag=cuda_tag, driver=driver), commands=(cuda,))
+        yield Fix("pip", msg("TC100.fix_pip_cpu_also"), commands=(cpu,))
+        return
+    if driver is not None:
+        yield Fix("pip", msg("TC100.fix_pip_cpu_old_driver", driver=driver), commands=(cpu,))
+        return
+    yield Fix("pip", msg("TC100.fix_pip_cpu"), commands=(cpu,))
+    if pip_tags:
+        pick = pip_tags[-1]
+        example = cmd.pip(env, f"install {cmd.spec(torch_spec)} --index-url {cmd.pip_index_url(pick)}")
+        yield Fix("pip", msg("TC100.fix_pip_cuda_choose", tags=", ".join(pip_tags)), commands=(example,))
+
+
+def _cuda_family_ok(driver: str) -> bool:
+    """Whether the driver runs conda-forge's CUDA 12 builds (``__cuda >= 12``: minor-version compatibility)."""
+    need = load("cuda_driver")["family_minimum"]["12"]["linux"]
+    have = parse_version(driver)
+    return have is not None and have >= parse_version(need)
+
+
+def _conda_fixes(ctx, pin: str | None, cuda: bool | None) -> Iterator[Fix]:
+    """conda-forge's pytorch; ``cuda``: the driver runs its CUDA builds (None: the driver could not be read)."""
+    env = ctx.env
+    version = f"={pin}" if pin else ""
+    if env.os == "darwin":
+        variants = {"mac": f"pytorch{version}"}
+    else:
+        # CPU first: it runs on every machine; the CUDA build needs a driver this tool could not read
+        variants = {"cpu": f"pytorch{version or '=*'}=cpu*", "cuda": f"pytorch{version or '=*'}=cuda*"}
+        if cuda is not None:
+            variants = {k: v for k, v in variants.items() if (k == "cuda") == cuda}
+    for i, (variant, spec) in enumerate(variants.items()):
+        key = f"TC100.fix_conda_{variant}" + ("_unknown_driver" if cuda is None and variant == "cuda" else "")
+        if env.layout == "pixi":
+            package = {"cuda": "pytorch-gpu", "cpu": "pytorch-cpu", "mac": "pytorch"}[variant]
+            commands: tuple[str, ...] = (f'pixi add "{package}=={pin}"' if pin else f"pixi add {package}",)
+        elif env.is_base:
+            py = env.python.major_minor
+            python_spec = f"python={py[0]}.{py[1]}" if py else "python"
+            create = f"conda create -n torch -c conda-forge {python_spec} {cmd.spec(spec)}"
+            commands = (create, "conda activate torch")
+            key = "TC100.fix_conda_new_env" if i == 0 else key
+        else:
+            commands = (cmd.conda_install(env, [spec]),)
+        yield Fix("conda", msg(key), commands=commands)
+
+
+CHECK = Check(
+    name="torch_missing",
+    ids=("TC100",),
+    summary="torch is not installed: say so, with the install command that fits this env",
+    run=run,
+)
