@@ -63,6 +63,7 @@ class Report:
                 "name": env.name,
                 "os": env.os,
                 "platform": env.platform,
+                "platform_guess": env.platform_guess,
                 "layout": env.layout,
                 "is_base": env.is_base,
                 "is_active": env.is_active,

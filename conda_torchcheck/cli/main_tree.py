@@ -39,7 +39,11 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
 
 
 def _loader_for(os_name: str):
-    module_name = {"windows": "conda_torchcheck.loader.windows", "linux": "conda_torchcheck.loader.linux"}.get(os_name)
+    module_name = {
+        "windows": "conda_torchcheck.loader.windows",
+        "linux": "conda_torchcheck.loader.linux",
+        "darwin": "conda_torchcheck.loader.macos",
+    }.get(os_name)
     if module_name is None:
         from conda_torchcheck.messages import translate
 
@@ -74,13 +78,21 @@ def build_graph(args: argparse.Namespace):
 
     env, host = load_target(args)
     ctx = CheckContext(env, host)
-    facts = {"prefix": str(env.prefix), "os": env.os, "platform": env.platform}
+    facts = {"prefix": str(env.prefix), "os": env.os, "platform": env.platform, "platform_guess": env.platform_guess}
     if path is None:
         loader = _loader_for(env.os)
         graph = loader.build_torch_graph(ctx)
         if graph is None:
             raise TargetError(translate("tree.no_torch", prefix=str(env.prefix)))
         return facts, graph
+    if file_format == "macho":
+        # a Mach-O file is read with dyld's rules whatever the env; an env that is not a macOS one adds nothing
+        loader = _loader_for("darwin")
+        if env.os != "darwin":
+            from types import SimpleNamespace
+
+            ctx = SimpleNamespace(env=None, host=host)  # type: ignore[assignment]
+        return facts, loader.build_graph_for_file(ctx, path.absolute())
     loader = _loader_for("windows" if file_format == "pe" else env.os)
     return facts, loader.build_graph_for_file(ctx, path.absolute())
 
@@ -109,7 +121,12 @@ def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
         cwd=getattr(args, "cwd", None),
     )
     graph = linux.build_graph_for_file(SimpleNamespace(env=None, host=host), path)
-    facts = {"prefix": str(prefix) if prefix else None, "os": "linux", "platform": PLATFORMS.get(("linux", arch))}
+    facts = {
+        "prefix": str(prefix) if prefix else None,
+        "os": "linux",
+        "platform": PLATFORMS.get(("linux", arch)),
+        "platform_guess": None,
+    }
     return facts, graph
 
 

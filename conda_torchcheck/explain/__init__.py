@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conda_torchcheck.explain.diagnose import Diagnosis, diagnose
-from conda_torchcheck.explain.recognise import Match, normalize_text, recognise
+from conda_torchcheck.explain.recognise import Match, PasteClues, find_clues, normalize_text, recognise
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.messages import Text
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from conda_torchcheck.inventory.model import Environment, HostFacts
     from conda_torchcheck.inventory.torch import TorchInfo
 
-__all__ = ["Diagnosis", "Explanation", "Match", "explain", "normalize_text", "recognise"]
+__all__ = ["Diagnosis", "Explanation", "Match", "PasteClues", "explain", "find_clues", "normalize_text", "recognise"]
 
 SCHEMA_VERSION = 1
 
@@ -49,6 +49,8 @@ class Explanation:
     text_length: int = 0
     #: loader facts for the Markdown environment table (report.environment_facts)
     facts: dict[str, str] = field(default_factory=dict)
+    #: what the paste says about the setup besides its errors (a conda path, a torch version ...)
+    clues: PasteClues = field(default_factory=PasteClues)
 
     @property
     def recognised(self) -> bool:
@@ -106,6 +108,8 @@ class Explanation:
             "source": self.source,
             "recognised": [d.to_dict(lang) for d in self.diagnoses],
             "likely_causes": self.likely_causes,
+            "clues": sorted(self.clues.ids),
+            "paste_facts": dict(sorted(self.clues.facts.items())),
             "target": None,
             "checks_run": list(self.checks_run),
             "findings": [f.to_dict(lang) for f in self.findings],
@@ -118,6 +122,7 @@ class Explanation:
                 "name": env.name,
                 "os": env.os,
                 "platform": env.platform,
+                "platform_guess": env.platform_guess,
                 "layout": env.layout,
                 "reason": self.target_reason,
                 "python": {"version": env.python.version, "arch": env.python.arch},
@@ -139,7 +144,8 @@ def explain(
 ) -> Explanation:
     """Recognise the errors in ``text`` and diagnose them (against ``ctx``'s env when given)."""
     matches = recognise(text)
-    diagnoses, ran_findings, wanted = diagnose(matches, ctx, findings=findings)
+    clues = find_clues(text) if matches else PasteClues()
+    diagnoses, ran_findings, wanted = diagnose(matches, ctx, findings=findings, clues=clues)
     result = Explanation(
         diagnoses=diagnoses,
         source=source,
@@ -147,6 +153,7 @@ def explain(
         checks_run=wanted,
         findings=ran_findings,
         text_length=len(text),
+        clues=clues,
     )
     if ctx is not None:
         result.env, result.host, result.torch = ctx.env, ctx.host, ctx.torch

@@ -198,16 +198,18 @@ def _safe_listdir(path: Path) -> list[str]:
         return []
 
 
-def detect_platform(os_: OS, python: PythonInfo, records: tuple[CondaRecord, ...]) -> str:
+def detect_platform(os_: OS, python: PythonInfo, records: tuple[CondaRecord, ...]) -> tuple[str | None, str | None]:
+    """(platform, guess): the conda subdir read from the python record, the interpreter's header or any
+    platform-specific record; when none of them tells, no platform and the OS's most common one as a guess."""
     rec = _python_record(records)
     if rec is not None and rec.subdir and rec.subdir != "noarch":
-        return rec.subdir
+        return rec.subdir, None
     if python.arch and (os_, python.arch) in PLATFORMS:
-        return PLATFORMS[(os_, python.arch)]
+        return PLATFORMS[(os_, python.arch)], None
     for rec in records:
         if rec.subdir and rec.subdir != "noarch":
-            return rec.subdir
-    return {"windows": "win-64", "linux": "linux-64", "darwin": "osx-arm64"}[os_] + "?"
+            return rec.subdir, None
+    return None, {"windows": "win-64", "linux": "linux-64", "darwin": "osx-arm64"}[os_]
 
 
 def _is_base(prefix: Path, records: tuple[CondaRecord, ...]) -> bool:
@@ -367,7 +369,7 @@ def load_environment(
     pyvenv = read_pyvenv_cfg(prefix)
     layout = detect_layout(prefix, pyvenv)
     python = detect_python(prefix, os_, records, pyvenv)
-    platform = detect_platform(os_, python, records)
+    platform, platform_guess = detect_platform(os_, python, records)
     host = make_host_facts(
         os_, prefix, use_live=use_live_host, overrides=host_overrides, cwd=cwd, system_root=system_root
     )
@@ -393,6 +395,7 @@ def load_environment(
         prefix=prefix,
         os=os_,
         platform=platform,
+        platform_guess=platform_guess,
         layout=layout,
         python=python,
         base_prefix=base_prefix,

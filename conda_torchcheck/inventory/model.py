@@ -176,7 +176,9 @@ class Problem:
 class Environment:
     prefix: Path
     os: OS
-    platform: str  # conda subdir style: win-64, win-arm64, win-32, linux-64, linux-aarch64, osx-arm64 ...
+    #: conda subdir style (win-64, win-arm64, win-32, linux-64, linux-aarch64, osx-arm64 ...) when the env's
+    #: files tell it; None when they do not (an unreadable python and no platform-specific conda record)
+    platform: str | None
     layout: Layout
     python: PythonInfo
     base_prefix: Path | None  # venv base (pyvenv.cfg home) or the conda base env
@@ -189,6 +191,13 @@ class Environment:
     problems: tuple[Problem, ...]
     #: the env is the one active in the live process (CONDA_PREFIX / VIRTUAL_ENV / sys.prefix)
     is_active: bool | None = None
+    #: the OS's most common platform, only when ``platform`` is None (a guess, never presented as a fact)
+    platform_guess: str | None = None
+
+    @property
+    def platform_text(self) -> str:
+        """The platform for people: ``linux-64``, or the guess marked as one (``linux-64?``)."""
+        return self.platform or f"{self.platform_guess}?"
 
     @property
     def is_windows(self) -> bool:

@@ -170,7 +170,7 @@ def environment_rows(
     rows.append(
         (
             translate("markdown.row_os", lang),
-            md_cell(translate(os_key, lang, os=_OS_NAMES.get(env.os, env.os), platform=env.platform)),
+            md_cell(translate(os_key, lang, os=_OS_NAMES.get(env.os, env.os), platform=env.platform_text)),
         )
     )
     py = env.python

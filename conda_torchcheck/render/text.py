@@ -126,7 +126,7 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
     env = report.env
     t = report.torch
     out: list[str] = []
-    target = translate("report.target", lang, prefix=str(env.prefix), platform=env.platform, layout=env.layout)
+    target = translate("report.target", lang, prefix=str(env.prefix), platform=env.platform_text, layout=env.layout)
     out.append(paint(target, "bold", color))
     py = env.python
     out.append("  " + translate("report.python", lang, version=py.version or "?", arch=py.arch or "?"))

@@ -132,7 +132,7 @@ def test_elf_file_tree_needs_no_env(capsys):
     rc = main(["tree", str(OUTER), "--json", "--ignore-environment"])
     doc = json.loads(capsys.readouterr().out)
     assert rc == 1  # libleaf.so.1: libmid's loader has a RUNPATH, and RUNPATH is for direct dependencies only
-    assert doc["target"] == {"prefix": None, "os": "linux", "platform": "linux-64"}
+    assert doc["target"] == {"prefix": None, "os": "linux", "platform": "linux-64", "platform_guess": None}
     assert doc["graph"]["platform"] == "linux"
 
 
