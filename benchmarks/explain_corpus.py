@@ -87,15 +87,18 @@ def score_case(txt: Path) -> CaseResult | None:
     result = explain(text, source="file")
     ranked = result.likely_causes
     seconds = time.perf_counter() - start
-    known = set(table().causes)
-    truth = [str(c) for c in meta.get("causes", [])]
+    causes = table().causes
+    known = set(causes)
+    # a cause the collectors filed under another name counts as that cause (patterns.Cause.aliases)
+    alias = {a: c.id for c in causes.values() for a in c.aliases}
+    truth = [alias.get(str(c), str(c)) for c in meta.get("causes", [])]
     return CaseResult(
         name=txt.stem,
         os=str(meta.get("os", "?")),
         language=str(meta.get("language", "?")),
         classes=[str(c) for c in meta.get("classes", [])] or ["(none)"],
         truth=truth,
-        false_claims=[str(c) for c in meta.get("false_claims", [])],
+        false_claims=[alias.get(str(c), str(c)) for c in meta.get("false_claims", [])],
         ranked=ranked,
         firsts=[d.causes[0].id for d in result.diagnoses if d.causes],
         patterns=[d.match.pattern_id for d in result.diagnoses],

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from conda_torchcheck.explain.patterns import Cause, CauseRef, PatternTable, table
-from conda_torchcheck.explain.recognise import Match
+from conda_torchcheck.explain.recognise import Match, PasteClues
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.knowledge import parse_version
 from conda_torchcheck.messages import Text, msg
@@ -44,6 +44,9 @@ class RankedCause:
     exact: bool = False
     ruled_out: Text | None = None
     commands: tuple[str, ...] = ()
+    #: the paste itself makes this cause unlikely (a conda-only cause for a python.org path, a torch-2.3.0 cause
+    #: when the paste shows torch 2.5.1): why; such causes are ranked after the others, never stated as fact
+    doubt: Text | None = None
 
     @property
     def id(self) -> str:
@@ -77,6 +80,7 @@ class RankedCause:
             "confirmed_by": [f.id for f in self.confirmed_by],
             "exact": self.exact,
             "ruled_out_because": self.ruled_out.render(lang) if self.ruled_out else None,
+            "doubt": self.doubt.render(lang) if self.doubt else None,
             "checked_by": list(self.cause.confirm),
             "sources": list(self.cause.sources),
         }
@@ -161,6 +165,19 @@ _MESSAGE_FIELDS = (
     "leftover",
     "site_path",
     "needed_gcc",
+    "library_role",
+    "library_cuda",
+    "provider",
+    "provider_cuda",
+    "have",
+    "need",
+    "code",
+    "built_for",
+    "have_torch",
+    "needed_macos",
+    "required_by_role",
+    "torch_init",
+    "newest",
 )
 
 
@@ -170,35 +187,53 @@ _MESSAGE_FIELDS = (
 def _entry_state(ref: CauseRef, fields: dict[str, str]) -> str:
     """``applies`` (every condition's field is named and matches), ``contradicted`` (a named field does not
     match) or ``unknown`` (a condition's field is not named in the text)."""
+    for key, regex in ref.unless.items():
+        value = fields.get(key)
+        if value is not None and regex.search(value):
+            return "contradicted"
     state = "applies"
     for key, regex in ref.when.items():
         value = fields.get(key)
-        # an elided path ("D:\...\torch\lib\shm.dll") says nothing about where torch is installed
-        if value is None or (key.endswith("_path") and ("..." in value or "…" in value)):
+        if value is None:
             state = "unknown"
-        elif not regex.search(fields[key]):
+        elif regex.search(value):
+            continue
+        # an elided path ("D:\...\torch\lib\shm.dll") that does not match says nothing about the part left out;
+        # one whose visible part matches does
+        elif key.endswith("_path") and ("..." in value or "…" in value):
+            state = "unknown"
+        else:
             return "contradicted"
     return state
 
 
-def rank_causes(match: Match, seen_patterns: Iterable[str] = (), tbl: PatternTable | None = None) -> list[RankedCause]:
+def rank_causes(
+    match: Match,
+    seen_patterns: Iterable[str] = (),
+    tbl: PatternTable | None = None,
+    clues: PasteClues | None = None,
+) -> list[RankedCause]:
     """The pattern's causes in order.
 
     Entries are read in table order. A conditional entry (``when``) counts only when the text names every field
     it tests and they match; when the text names a field that does not match, the cause is contradicted and
     later entries for it are skipped too (fbgemm.dll's libomp140 cause is not offered for shm.dll). Unconditional
-    entries always count. A cause whose ``hints`` pattern was also seen in the text moves to the front.
+    entries always count. A cause whose ``hints`` pattern or clue was also seen in the text moves to the front.
+    A cause whose premise the paste's clues contradict (``paste_doubt``) moves behind all others.
     """
     tbl = tbl or table()
+    clues = clues or PasteClues()
     pattern = tbl.pattern(match.pattern_id)
-    seen = set(seen_patterns)
+    seen = set(seen_patterns) | clues.ids
     contradicted: set[str] = set()
     hinted: list[tuple[str, bool]] = []
     ordered: list[tuple[str, bool]] = []
     for ref in pattern.causes:
         if ref.cause in contradicted or any(cid == ref.cause for cid, _ in hinted + ordered):
             continue
-        if ref.when:
+        if ref.hint_only and not set(ref.hints) & seen:
+            continue
+        if ref.when or ref.unless:
             state = _entry_state(ref, match.fields)
             if state == "contradicted":
                 if not ref.soft:
@@ -208,10 +243,36 @@ def rank_causes(match: Match, seen_patterns: Iterable[str] = (), tbl: PatternTab
                 continue
         item = (ref.cause, bool(ref.when))
         (hinted if set(ref.hints) & seen else ordered).append(item)
+    items = [(cid, specific or cid in {h for h, _ in hinted}) for cid, specific in hinted + ordered]
+    doubts = {cid: paste_doubt(tbl.causes[cid], clues) for cid, _ in items}
+    items = [i for i in items if doubts[i[0]] is None] + [i for i in items if doubts[i[0]] is not None]
     return [
-        RankedCause(cause=tbl.causes[cid], rank=i, specific=specific or cid in {h for h, _ in hinted})
-        for i, (cid, specific) in enumerate(hinted + ordered, 1)
+        RankedCause(cause=tbl.causes[cid], rank=i, specific=specific, doubt=doubts[cid])
+        for i, (cid, specific) in enumerate(items, 1)
     ]
+
+
+def paste_doubt(cause: Cause, clues: PasteClues) -> Text | None:
+    """Why the paste itself contradicts ``cause``'s premise, or None.
+
+    The cause's ``contradicted_by`` clues (unless a ``supported_by`` clue is there too), then its ``applies``
+    against the facts the paste states (OS, how torch was installed, torch/Python version, CPU/CUDA build).
+    """
+    if set(cause.contradicted_by) & clues.ids and not set(cause.supported_by) & clues.ids:
+        clue = next(c for c in cause.contradicted_by if c in clues.ids)
+        return msg("explain.doubt.clue", clue=msg(f"explain.clue.{clue}"))
+    facts, a = clues.facts, cause.applies
+    if a.os and facts.get("os") and facts["os"] not in a.os:
+        return msg("explain.doubt.os", expected=", ".join(os_name(o) for o in a.os), actual=os_name(facts["os"]))
+    if a.source and facts.get("source") and facts["source"] not in a.source:
+        return msg("explain.doubt.source", expected=", ".join(a.source), actual=facts["source"])
+    if a.variant and facts.get("variant") and facts["variant"] not in a.variant:
+        return msg("explain.doubt.variant", expected=", ".join(a.variant), actual=facts["variant"])
+    if a.torch and _spec_holds(a.torch, facts.get("torch")) is False:
+        return msg("explain.doubt.torch", spec=a.torch, actual=facts["torch"])
+    if a.python and _spec_holds(a.python, facts.get("python")) is False:
+        return msg("explain.doubt.python", spec=a.python, actual=facts["python"])
+    return None
 
 
 # --- env facts -----------------------------------------------------------------------------------------------
@@ -378,6 +439,7 @@ def diagnose(
     *,
     findings: Sequence[Finding] | None = None,
     tbl: PatternTable | None = None,
+    clues: PasteClues | None = None,
 ) -> tuple[list[Diagnosis], list[Finding], list[str]]:
     """Rank the causes of every match; with ``ctx``, run the checks that can confirm them.
 
@@ -386,9 +448,9 @@ def diagnose(
     """
     tbl = tbl or table()
     if ctx is None:
-        return without_env(matches, tbl), [], []
+        return without_env(matches, tbl, clues), [], []
     seen = [m.pattern_id for m in matches]
-    ranked = [rank_causes(m, seen, tbl) for m in matches]
+    ranked = [rank_causes(m, seen, tbl, clues) for m in matches]
 
     env, torch = ctx.env, ctx.torch
     wanted: list[str] = []
@@ -431,6 +493,7 @@ def diagnose(
                     exact=names_the_error(confirmed, match.fields),
                     ruled_out=reason,
                     commands=commands,
+                    doubt=rc.doubt,
                     _params=params,
                 )
             )
@@ -446,7 +509,9 @@ def diagnose(
     return diagnoses, list(findings), wanted
 
 
-def without_env(matches: Sequence[Match], tbl: PatternTable | None = None) -> list[Diagnosis]:
+def without_env(
+    matches: Sequence[Match], tbl: PatternTable | None = None, clues: PasteClues | None = None
+) -> list[Diagnosis]:
     tbl = tbl or table()
     seen = [m.pattern_id for m in matches]
     out = []
@@ -458,9 +523,10 @@ def without_env(matches: Sequence[Match], tbl: PatternTable | None = None) -> li
                 rank=rc.rank,
                 specific=rc.specific,
                 commands=_commands(rc.cause, m.fields, None),
+                doubt=rc.doubt,
                 _params=params,
             )
-            for rc in rank_causes(m, seen, tbl)
+            for rc in rank_causes(m, seen, tbl, clues)
         )
         out.append(Diagnosis(m, causes))
     return out

@@ -26,6 +26,12 @@ class CauseRef:
     hints: tuple[str, ...] = ()
     #: a ``when`` that only promotes: when it does not hold, the cause is not ruled out for later entries
     soft: bool = False
+    #: field -> regex; when the text names the field and it matches, the cause is contradicted (an absent
+    #: field says nothing, unlike ``when``)
+    unless: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
+    #: the entry counts only when one of its ``hints`` was seen (a clue-only ranking: python-32bit for a
+    #: Python37-32 path)
+    hint_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,12 @@ class Cause:
     applies: Applies
     commands: tuple[str, ...]
     sources: tuple[str, ...]
+    #: clue ids whose presence in the paste contradicts the cause's premise (demoted, with the reason) ...
+    contradicted_by: tuple[str, ...] = ()
+    #: ... unless one of these clues is there too
+    supported_by: tuple[str, ...] = ()
+    #: other ids the same cause is known by (reports filed under another name)
+    aliases: tuple[str, ...] = ()
 
     @property
     def checkable(self) -> bool:
@@ -70,11 +82,35 @@ class Pattern:
 
 
 @dataclass(frozen=True)
+class Clue:
+    """Something in the paste that is not an error but tells about the setup: a conda env path, a python.org
+    Python, a 32-bit Python, a torch version. Clues promote causes (``hints``) and contradict premises."""
+
+    id: str
+    regexes: tuple[re.Pattern[str], ...]
+    #: paste facts the clue sets (source, layout, os, bits ...); named groups of the regex are facts too
+    facts: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LibraryRole:
+    """Whose shared library a path names: torch's own, an extension's, NVIDIA's, the system's."""
+
+    role: str
+    name: re.Pattern[str] | None
+    path: re.Pattern[str] | None
+
+
+@dataclass(frozen=True)
 class PatternTable:
     patterns: tuple[Pattern, ...]
     causes: Mapping[str, Cause]
     reasons: Mapping[str, tuple[str, ...]]
     glibcxx_gcc: Mapping[str, int]
+    clues: tuple[Clue, ...] = ()
+    library_roles: tuple[LibraryRole, ...] = ()
+    #: (library base-name regex, {soname major: CUDA major}) from [[cuda_soname]]
+    cuda_sonames: tuple[tuple[re.Pattern[str], Mapping[str, str]], ...] = ()
 
     def pattern(self, pattern_id: str) -> Pattern:
         for p in self.patterns:
@@ -83,14 +119,66 @@ class PatternTable:
         raise KeyError(pattern_id)
 
 
+#: code pages a localized Windows message is written in (UTF-8 for Python's own text; GBK, Big5, Shift-JIS, UHC
+#: and cp1251 for a console in China, Taiwan, Japan, Korea, Russia)
+_SOURCE_CODE_PAGES = ("utf-8", "gbk", "big5", "cp932", "cp949", "cp1251")
+
+
+def _as_cp1252(raw: bytes) -> str:
+    # bytes cp1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) show as their Latin-1 control characters
+    return "".join(bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in raw)
+
+
+def mojibake_forms(text: str) -> list[str]:
+    """``text`` as it looks after its bytes were decoded with the wrong code page.
+
+    Two ways are common in pastes: a console's bytes read as UTF-8 with replacement (``找不到指定的模块`` in GBK
+    becomes ``�Ҳ���ָ����ģ��``), and bytes shown as cp1252 (GBK ``ÕÒ²»µ½Ö¸¶¨µÄÄ£¿é``, UTF-8 ``NÃ£o``).
+    Broken-UTF-8 forms that kept fewer than two real characters are left out: they would match any broken text.
+    """
+    out: list[str] = []
+    for cp in _SOURCE_CODE_PAGES:
+        try:
+            raw = text.encode(cp)
+        except UnicodeEncodeError:
+            continue
+        if raw.isascii():
+            continue
+        forms = [_as_cp1252(raw)]
+        if cp != "utf-8":
+            broken = raw.decode("utf-8", errors="replace")
+            if sum(ch != "\ufffd" and not ch.isspace() for ch in broken) >= 2:
+                forms.append(broken)
+        out.extend(f for f in forms if f != text and f not in out)
+    return out
+
+
+def _literal_regex(form: str) -> str:
+    # decoders differ in how many U+FFFD they write per bad byte run: any run of them stands for another
+    parts: list[str] = []
+    for ch in form.strip():
+        if ch == "\ufffd":
+            if not parts or parts[-1] != "\ufffd{1,8}":
+                parts.append("\ufffd{1,8}")
+        elif ch.isspace():
+            if not parts or parts[-1] != r"\s*":
+                parts.append(r"\s*")
+        else:
+            parts.append(re.escape(ch))
+    return "".join(parts)
+
+
 def reason_regex(texts: tuple[str, ...]) -> str:
     """An alternation of system message texts that tolerates the ways they get mangled in pastes.
 
     Whitespace may be added, dropped or wrapped; ASCII and full-width parentheses and the final period
-    (``.`` / ``。``) are interchangeable or missing.
+    (``.`` / ``。``) are interchangeable or missing. Each text also matches its mojibake forms
+    (``mojibake_forms``): GBK console output read as UTF-8 or shown as cp1252.
     """
     alternatives = []
     for text in texts:
+        for form in mojibake_forms(text.strip().rstrip(".。")):
+            alternatives.append(_literal_regex(form))
         core = text.strip().rstrip(".。")
         parts = []
         for ch in core:
@@ -148,13 +236,19 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             applies=_applies(raw.get("applies")),
             commands=tuple(raw.get("commands", ())),
             sources=tuple(raw.get("sources", ())),
+            contradicted_by=tuple(raw.get("contradicted_by", ())),
+            supported_by=tuple(raw.get("supported_by", ())),
+            aliases=tuple(raw.get("aliases", ())),
         )
         for cause_id, raw in data.get("causes", {}).items()
     }
+    by_id = {raw["id"]: raw for raw in data.get("pattern", [])}
     patterns = []
     for raw in data.get("pattern", []):
         refs = []
-        for entry in raw.get("causes", []):
+        # `causes_from`: the same ranked list as another pattern (the same failure in another wording)
+        entries = raw.get("causes") or by_id.get(raw.get("causes_from", ""), {}).get("causes", [])
+        for entry in entries:
             if entry["id"] not in causes:
                 raise ValueError(f"pattern {raw['id']}: unknown cause {entry['id']}")
             refs.append(
@@ -163,6 +257,8 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
                     when={k: re.compile(v, re.IGNORECASE) for k, v in entry.get("when", {}).items()},
                     hints=tuple(entry.get("hints", ())),
                     soft=bool(entry.get("soft", False)),
+                    unless={k: re.compile(v, re.IGNORECASE) for k, v in entry.get("unless", {}).items()},
+                    hint_only=bool(entry.get("hint_only", False)),
                 )
             )
         patterns.append(
@@ -185,11 +281,44 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
     ids = [p.id for p in patterns]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate pattern ids")
+    clues = tuple(
+        Clue(
+            id=raw["id"],
+            regexes=tuple(_compile(r, reasons) for r in raw["regexes"]),
+            facts={str(k): str(v) for k, v in raw.get("facts", {}).items()},
+        )
+        for raw in data.get("clue", [])
+    )
+    roles = tuple(
+        LibraryRole(
+            role=raw["role"],
+            name=re.compile(raw["name"], re.IGNORECASE) if "name" in raw else None,
+            path=re.compile(raw["path"], re.IGNORECASE) if "path" in raw else None,
+        )
+        for raw in data.get("library_role", [])
+    )
+    sonames = tuple(
+        (re.compile(raw["library"], re.IGNORECASE), {str(k): str(v) for k, v in raw["cuda"].items()})
+        for raw in data.get("cuda_soname", [])
+    )
+    known = {c.id for c in clues} | set(ids)
+    for p in patterns:
+        for ref in p.causes:
+            unknown = set(ref.hints) - known
+            if unknown:
+                raise ValueError(f"pattern {p.id}: unknown hint {sorted(unknown)}")
+    for c in causes.values():
+        unknown = set(c.contradicted_by + c.supported_by) - known
+        if unknown:
+            raise ValueError(f"cause {c.id}: unknown clue {sorted(unknown)}")
     return PatternTable(
         patterns=tuple(patterns),
         causes=causes,
         reasons=reasons,
         glibcxx_gcc={str(k): int(v) for k, v in data.get("glibcxx_gcc", {}).items()},
+        clues=clues,
+        library_roles=roles,
+        cuda_sonames=sonames,
     )
 
 

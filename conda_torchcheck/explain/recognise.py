@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from conda_torchcheck.explain.patterns import Pattern, PatternTable, table
+from conda_torchcheck.knowledge import parse_version
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # GitHub/e-mail quote markers and the frame characters of rich/pretty tracebacks at the start of a line
@@ -56,15 +57,81 @@ def normalize_text(text: str) -> str:
 
 
 def _base_name(path: str) -> str:
-    return re.split(r"[\\/]+", path.strip().strip("'\"`"))[-1].strip("'\"`")
+    # "...fbgemm.dll" / ",,,\shm.dll": an elided or mistyped prefix is not part of the name
+    name = re.split(r"[\\/]+", path.strip().strip("'\"`“”"))[-1].strip("'\"`“”")
+    return name.lstrip(".,…") or name
+
+
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+_SITE_PACKAGE = re.compile(r"[\\/](?:site|dist)-packages[\\/]+([A-Za-z0-9_.-]+?)[\\/]", re.IGNORECASE)
+_SONAME_MAJOR = re.compile(r"\.so\.(\d+)")
+
+
+def library_role(name: str, path: str | None, tbl: PatternTable) -> str | None:
+    """Whose library ``name`` (at ``path``, when the text gives one) is: [[library_role]], first match wins."""
+    full = (path or "").replace("\\", "/")
+    for entry in tbl.library_roles:
+        if entry.path is not None and not (full and entry.path.search(full)):
+            continue
+        if entry.name is not None and not entry.name.search(name):
+            continue
+        return entry.role
+    return None
+
+
+def cuda_major_of(name: str, tbl: PatternTable) -> str | None:
+    """The CUDA major a versioned NVIDIA library name belongs to (``libcudart.so.10.1`` -> 10), from
+    [[cuda_soname]]; None when its soname major does not tell (libcurand.so.10 ships with CUDA 10 to 12)."""
+    m = _SONAME_MAJOR.search(name)
+    if not m:
+        return None
+    for regex, majors in tbl.cuda_sonames:
+        if regex.search(name):
+            return majors.get(m.group(1))
+    return None
 
 
 def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
     out = {k: v.strip().rstrip(".,;") if k != "reason" else v.strip() for k, v in fields.items() if v}
     for key in list(out):
         if key.endswith("_path"):
-            out[key] = out[key].strip().strip("'\"`").rstrip("\\")
+            out[key] = out[key].strip().strip("'\"`“”„").rstrip("\\")
             out.setdefault(key[: -len("_path")], _base_name(out[key]))
+    required_by = out.get("required_by")
+    if required_by:
+        role = library_role(required_by, out.get("required_by_path"), tbl)
+        if role:
+            out["required_by_role"] = role
+    library = out.get("library")
+    if library:
+        role = library_role(library, out.get("library_path"), tbl)
+        if role:
+            out["library_role"] = role
+        cuda = cuda_major_of(library, tbl)
+        if cuda:
+            out["library_cuda"] = cuda
+        site = _SITE_PACKAGE.search(out.get("library_path", ""))
+        if site:
+            out.setdefault("package", site.group(1))
+    if "frame_package" in out:
+        out.setdefault("package", out["frame_package"])
+    versions = out.get("versions")
+    if versions is not None:
+        # pip's "(from versions: 2.0.0, ..., 2.2.2)": the newest version the index offers this interpreter
+        found = [v for v in (parse_version(x) for x in _VERSION.findall(versions)) if v is not None]
+        out["available"] = "some" if found else "none"
+        if found:
+            out["newest"] = str(max(found))
+    provider = out.get("symbol_version")
+    if provider and provider.startswith("lib"):
+        # `undefined symbol: X, version libcusparse.so.11`: the library the symbol was linked against, and so the
+        # CUDA major it came with
+        out["provider"] = provider
+        cuda = cuda_major_of(provider, tbl)
+        if cuda:
+            out["provider_cuda"] = cuda
     found = out.get("found")
     if found and found.isdigit() and len(found) >= 4:
         # the driver's CUDA API version as torch prints it: 1000 * major + 10 * minor (11040 = CUDA 11.4)
@@ -129,6 +196,59 @@ def _context(text: str, pattern: Pattern, start: int, next_start: int) -> tuple[
                     if value and key not in fields:
                         fields[key] = value
     return fields, end
+
+
+@dataclass(frozen=True)
+class PasteClues:
+    """What the paste says about the setup besides its errors (see [[clue]] in error_patterns.toml)."""
+
+    ids: frozenset[str] = frozenset()
+    #: fact -> value (source, layout, os, torch, variant, cuda, python, bits); facts the paste contradicts itself
+    #: about (two torch versions, a conda path and a python.org path) are left out
+    facts: dict[str, str] = field(default_factory=dict)
+    #: fact -> the clue that set it
+    fact_clues: dict[str, str] = field(default_factory=dict)
+
+
+def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool = False) -> PasteClues:
+    """The clues in ``text``: each [[clue]] regex is searched once through the whole text (linear)."""
+    tbl = tbl or table()
+    if not normalized:
+        text = normalize_text(text)
+    ids: set[str] = set()
+    values: dict[str, set[str]] = {}
+    origin: dict[str, str] = {}
+    for clue in tbl.clues:
+        for regex in clue.regexes:
+            for m in regex.finditer(text):
+                ids.add(clue.id)
+                found = {k: v for k, v in m.groupdict().items() if v}
+                found.update({k: v for k, v in clue.facts.items() if k not in found})
+                for key, value in found.items():
+                    values.setdefault(key, set()).add(_fact_value(key, value))
+                    origin.setdefault(key, clue.id)
+                if not m.groupdict():
+                    break  # a clue without named groups: one hit is enough
+    facts = {}
+    for key, found in values.items():
+        longest = max(found, key=len)
+        # "3.8" and "3.8.10" agree; "2.3.0" and "2.5.1" do not
+        if all(longest == v or longest.startswith(v + ".") for v in found):
+            facts[key] = longest
+    return PasteClues(frozenset(ids), facts, {k: origin[k] for k in facts})
+
+
+def _fact_value(key: str, value: str) -> str:
+    value = value.strip()
+    if key == "python" and value.isdigit() and len(value) >= 2:
+        return f"{value[0]}.{value[1:]}"  # Python311 / cp311 -> 3.11
+    if key == "variant":
+        value = value.lower()
+        return "cuda" if value.startswith("cu") else ("rocm" if value.startswith("rocm") else value)
+    if key == "torch":
+        v = parse_version(value.split("+", 1)[0])
+        return str(v) if v is not None else value
+    return value.lower()
 
 
 def recognise(text: str, tbl: PatternTable | None = None) -> list[Match]:

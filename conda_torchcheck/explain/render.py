@@ -45,6 +45,9 @@ def _cause_lines(c: RankedCause, lang: str | None, color: bool, *, detailed: boo
             " [" + paint(translate(f"explain.status.{c.status}", lang), _STATUS_STYLE.get(c.status, ""), color) + "]"
         )
     lines = wrap(f"{c.rank}. {c.title.render(lang)}{status}", "      ")
+    if c.doubt is not None:
+        # the paste contradicts this cause's premise: say so instead of stating it as fact
+        lines.extend(wrap(labelled("explain.doubt.label", c.doubt.render(lang), lang), "         "))
     if c.ruled_out is not None:
         lines.extend(wrap(c.ruled_out.render(lang), "         "))
         return lines

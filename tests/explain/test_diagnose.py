@@ -91,7 +91,8 @@ def test_symbol_decides_linux_causes():
     causes = causes_for(nccl)
     assert causes[0] == "nccl-mismatch" and "mkl-ijit" not in causes
     ext = "ImportError: /x/site-packages/torchvision/_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"
-    assert causes_for(ext)[0] == "extension-for-other-torch"
+    # torchvision's own extension: the torchvision/torch pairing first, any extension's cause next
+    assert causes_for(ext)[:2] == ["torchvision-torch-mismatch", "extension-for-other-torch"]
 
 
 def test_libstdcxx_location_decides():

@@ -251,6 +251,92 @@ CASES = [
         "invalid-distribution",
         {"leftover": "-orch"},
     ),
+    # --- added with the real-report corpus (tests/data/reports/*.txt hold the full pastes) ---
+    (
+        (
+            r'OSError: [WinError 182] The operating system cannot run %1. Error loading "D:\m\envs\r\Lib\site-packages'
+            r'\torch\lib\fbgemm.dll" or one of its dependencies.'
+        ),
+        "winerror-182",
+        {"dll": "fbgemm.dll"},
+    ),
+    ("ImportError: DLL load failed: The operating system cannot run %1.", "import-182", {}),
+    (
+        (
+            r'OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading "F:\a\envs\p\lib\site-packages\torch'
+            r'\lib\caffe2_detectron_ops_gpu.dll" or one of its dependencies.'
+        ),
+        "winerror-1455",
+        {"dll": "caffe2_detectron_ops_gpu.dll"},
+    ),
+    (
+        "Erro loading “xxx\\Lib\\site-packages\\torch\\lib\\fbgemm.dll” or one of its dependencies.",
+        "dll-load-error",
+        {"dll": "fbgemm.dll"},
+    ),
+    (
+        "Could not load library cudnn_ops_infer64_8.dll. Error code 126",
+        "cudnn-library-not-loaded",
+        {"dll": "cudnn_ops_infer64_8.dll", "code": "126"},
+    ),
+    ("AssertionError: Torch not compiled with CUDA enabled", "torch-not-compiled-cuda", {}),
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "no-kernel-image",
+        {},
+    ),
+    ("RuntimeError: Found no NVIDIA driver on your system. Please check", "no-nvidia-driver", {}),
+    ("ModuleNotFoundError: No module named 'torch._C'", "torch-c-missing", {}),
+    ("NameError: name '_C' is not defined", "torch-c-missing", {}),
+    (
+        (
+            "ImportError: dlopen(/x/torch/_C.cpython-38-darwin.so, 2): Library not loaded: @rpath/libomp.dylib\n"
+            "  Referenced from: /x/torch/lib/libtorch_cpu.dylib"
+        ),
+        "dyld-library-not-loaded",
+        {"library": "libomp.dylib", "required_by": "libtorch_cpu.dylib", "required_by_role": "torch"},
+    ),
+    (
+        "(mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64'))",
+        "dyld-incompatible-arch",
+        {"have": "x86_64", "need": "arm64"},
+    ),
+    (
+        (
+            "ImportError: dlopen(/e/lib/python3.12/site-packages/x/_ext.cpython-312-darwin.so, 0x0002): "
+            "symbol not found in flat namespace '__ZN3c106detail14torchCheckFailEPKcS2_jRKNSt3__112basic_string"
+            "IcNS3_11char_traitsIcEENS3_9allocatorIcEEEE'"
+        ),
+        "dyld-symbol-not-found",
+        {"library_role": "extension"},
+    ),
+    (
+        (
+            "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+            "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)"
+        ),
+        "extension-built-for-torch",
+        {"built_for": "2.1.2+cu121", "have_torch": "2.1.2+cpu"},
+    ),
+    (
+        (
+            "OSError: /e/lib/python3.8/site-packages/torch/lib/../../../../libcublas.so.11: symbol free_gemm_select "
+            "version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference"
+        ),
+        "symbol-version-not-defined",
+        {"library": "libcublas.so.11", "library_role": "cuda"},
+    ),
+    (
+        "RuntimeError: Expected one of cpu, cuda, xpu device type at start of device string: mps",
+        "mps-unknown",
+        {},
+    ),
+    ("RuntimeError: The MPS backend is supported on MacOS 12.3+.", "mps-macos-too-old", {"needed_macos": "12.3"}),
+    (
+        "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7605",
+        "cudnn-version-mismatch",
+        {"built_cudnn": "7102", "linked_cudnn": "7605"},
+    ),
 ]
 
 
