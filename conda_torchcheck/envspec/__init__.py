@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the conda plugin imports this package on every conda command: keep it light
     from conda_torchcheck.findings import Finding
 
-SCHEMA_VERSION = 1
+from conda_torchcheck.schema import SCHEMA_VERSION
 
 
 @dataclass
@@ -45,6 +45,7 @@ class CheckResult:
         return {
             "schema": SCHEMA_VERSION,
             "tool": {"name": "conda-torchcheck", "version": __version__},
+            "kind": "spec-check",
             "file": self.path,
             "torch": self.torch,
             "findings": [f.to_dict(lang) for f in self.findings],
@@ -183,6 +184,7 @@ class FixResult:
         return {
             "schema": SCHEMA_VERSION,
             "tool": {"name": "conda-torchcheck", "version": __version__},
+            "kind": "spec-fix",
             "file": self.path,
             "changed": self.changed,
             "written": self.written,

@@ -57,7 +57,8 @@ def _merged(found: TorchRelease, data: dict[str, Any]) -> TorchRelease:
         for patch, versions in data.get(key, {}).items():
             table[patch] = list(dict.fromkeys([*table.get(patch, []), *versions]))
         raw[key] = table
-    raw["cudatoolkit"] = list(dict.fromkeys([*raw.get("cudatoolkit", []), *data.get("cudatoolkit", [])]))
+    for key in ("cudatoolkit", "cuda_packages"):
+        raw[key] = list(dict.fromkeys([*raw.get(key, []), *data.get(key, [])]))
     return TorchRelease(
         minor=found.minor,
         torchvision=found.torchvision,

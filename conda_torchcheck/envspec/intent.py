@@ -413,8 +413,8 @@ def resolve_pytorch_channel(
     answer = None
     for version in versions:
         release = torch_release(version)
-        if torch_spec is not None and torch_spec.allows(version) is False:
-            blocked.append("pytorch")
+        if torch_spec is not None and torch_spec.allows(version) is not True:
+            blocked.append("pytorch")  # never pin to a release the file's constraint may not allow
             continue
         if release is None:
             # 0.1-0.3: on the channel, but nothing else is known about them

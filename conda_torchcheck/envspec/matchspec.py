@@ -98,6 +98,12 @@ def _release(v: Version) -> tuple[int, ...]:
 
 def _prefix_match(prefix: str, candidate: Version) -> bool | None:
     parts = [p for p in prefix.split(".") if p not in ("", "*")]
+    if parts and not all(p.isdigit() for p in parts) and re.fullmatch(_VERSION_RE, ".".join(parts)):
+        # a dated nightly (2.6.0.dev20241112*): component-wise, as conda compares it
+        want = version_key(".".join(parts))
+        if want is None:
+            return None
+        return (_release(candidate), candidate.pre, candidate.dev) == (_release(want), want.pre, want.dev)
     if not parts or not all(p.isdigit() for p in parts):
         return None
     want = tuple(int(p) for p in parts)
@@ -129,10 +135,11 @@ def _one(constraint: str, candidate: Version, *, bare_is_fuzzy: bool) -> bool | 
     want = version_key(value)
     if want is None or (value and not re.fullmatch(_VERSION_RE, value)):
         return None
+    same = _release(candidate) == _release(want) and (candidate.pre, candidate.dev) == (want.pre, want.dev)
     if op == "==":
-        return _release(candidate) == _release(want) and candidate.pre == want.pre
+        return same
     if op == "!=":
-        return not (_release(candidate) == _release(want) and candidate.pre == want.pre)
+        return not same
     if op == "~=":
         upper = want.release[:-1]
         return candidate >= want and _prefix_match(".".join(map(str, upper)), candidate) is True

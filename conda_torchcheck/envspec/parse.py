@@ -83,7 +83,14 @@ class CondaDep:
 
     @property
     def name(self) -> str | None:
-        return self.spec.name if self.spec else None
+        if self.spec is not None:
+            return self.spec.name
+        # a string beyond the reader (a template's `pytorch-gpu @PYTORCH_VERSION@`) still names its package:
+        # the checks see which package it is, the rewriter leaves it alone (spec is None)
+        import re
+
+        m = re.match(r"\s*(?:[^\s:]+::)?([A-Za-z0-9_][A-Za-z0-9_.\-]*)(?=$|[\s=<>!~\[@])", self.text)
+        return m.group(1).lower() if m else None
 
 
 @dataclass(frozen=True)

@@ -219,6 +219,8 @@ def _decide_target(st: _State) -> str | None:
     torch = i.deps.get("pytorch") or i.misnamed_torch
     if i.torch_channel in ("pytorch-nightly", "pytorch-test"):
         return i.torch_channel  # dated dev builds: only that channel has them (TC605 says it is deprecated)
+    if torch is not None and torch.spec is not None and "dev" in (torch.spec.exact or "") and i.era == "pytorch":
+        return None  # a dated nightly outside the nightly channel: no channel here has it; left to the user
     # a torch the frozen channel never had can only come from conda-forge
     frozen_ok = on_pytorch_channel(torch)
     if i.era == "pytorch":

@@ -222,8 +222,11 @@ def _has_channel(ctx: RuleContext, channel: str) -> bool:
 
 def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
-    unprefixed = [d for d in i.selectors if d.spec is None or d.spec.channel_name != "pytorch"]
-    if unprefixed and "pytorch" not in ctx.file.channel_names:
+    # pytorch-nightly / pytorch-test carry their own pytorch-cuda and cpuonly
+    selector_channels = ("pytorch", "pytorch-nightly", "pytorch-test")
+    unprefixed = [d for d in i.selectors if d.spec is None or d.spec.channel_name not in selector_channels]
+    listed = any(c in ctx.file.channel_names for c in selector_channels)
+    if unprefixed and not listed:
         yield finding(
             "TC604",
             Severity.ERROR,
@@ -233,7 +236,7 @@ def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
             package=unprefixed[0].name,
         )
     pc = i.deps.get("pytorch-cuda")
-    missing_pytorch = bool(unprefixed) and "pytorch" not in ctx.file.channel_names
+    missing_pytorch = bool(unprefixed) and not listed
     if pc is not None and not missing_pytorch and not _has_channel(ctx, "nvidia"):
         yield finding(
             "TC604",
@@ -287,7 +290,12 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
                     last_release=pytorch_channel_last(),
                     fallback=fallback,
                 ),
-                fixes=[ctx.rewrite_fix("TC605.frozen.fix")],
+                # a dated nightly has no home but the nightly channel/wheels: the rewrite cannot move it
+                fixes=[
+                    Fix("file", msg("TC605.deprecated_channel.fix"))
+                    if "dev" in (torch.spec.exact or "")
+                    else ctx.rewrite_fix("TC605.frozen.fix")
+                ],
                 version=torch.spec.version,
                 last=pytorch_channel_last(),
                 fallback=fallback or "",
@@ -328,6 +336,37 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
                 )
 
     yield from _cudatoolkit_build(ctx)
+    yield from _cuda_package(ctx)
+
+
+def _cuda_package(ctx: RuleContext) -> Iterator[Finding]:
+    """The pre-cudatoolkit selectors (cuda80, cuda90, cuda92, cuda100) belong to torch 0.4.x and 1.0.0; with a
+    release that had no such build there is nothing to select and the CPU build is installed."""
+    import re
+
+    i = ctx.intent
+    torch_version = i.torch_version
+    release = torch_release(torch_version) if torch_version else None
+    if release is None or not wants_pytorch_channel(i):
+        return
+    for dep in ctx.file.deps:
+        if dep.name is None or not re.fullmatch(r"cuda\d{2,3}", dep.name):
+            continue
+        packages = tuple(release.raw.get("cuda_packages", ()))
+        if dep.name in packages:
+            continue
+        builds = cudatoolkit_builds(torch_version) or ()
+        options = ", ".join(packages) if packages else "cudatoolkit " + ", ".join(builds)
+        yield finding(
+            "TC605",
+            Severity.ERROR,
+            variant="cuda_package_for_torch",
+            evidence=_ev(ctx, entry=_at(dep), torch=torch_version, built_for=options),
+            fixes=[Fix("file", msg("TC605.cuda_package_for_torch.fix", options=options, torch=torch_version))],
+            package=dep.name,
+            torch=torch_version,
+            options=options,
+        )
 
 
 def _cudatoolkit_build(ctx: RuleContext) -> Iterator[Finding]:
@@ -374,6 +413,7 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     conda_names = [n for n in CONDA_TORCH if n in i.deps]
     if not conda_names and i.misnamed_torch is None:
+        yield from _conda_dependency(ctx)
         return
     pairs = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
     torch_conda = i.deps.get("pytorch") or i.misnamed_torch
@@ -423,6 +463,28 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
                     torch_manager="conda",
                     other_manager="pip",
                 )
+
+
+def _conda_dependency(ctx: RuleContext) -> Iterator[Finding]:
+    """torch from pip, and a conda package that depends on pytorch (pytorch-lightning, torchmetrics ...): the
+    solve installs a conda pytorch for it, then `pip install -U` puts PyPI's torch over conda's files."""
+    i = ctx.intent
+    item = i.pip.get("torch")
+    if item is None:
+        return
+    needs = set(facts().get("conda_depends_on_pytorch", {}).get("packages", ()))
+    dep = next((d for d in ctx.file.deps if d.name in needs), None)
+    if dep is None:
+        return
+    yield finding(
+        "TC606",
+        Severity.ERROR,
+        variant="conda_dependency",
+        evidence=_ev(ctx, conda=_at(dep), pip=_at(item)),
+        fixes=[Fix("file", msg("TC606.conda_dependency.fix", package=dep.name, pip=item.text))],
+        package=dep.name,
+        pip=item.text,
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -725,7 +787,12 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                     torch_channel=i.torch_channel,
                 )
     # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"
-    if i.era == "conda-forge" and _has_channel(ctx, "nvidia") and not wants_pytorch_channel(i):
+    names = list(ctx.file.channel_names)
+    # nvidia after conda-forge only supplies what conda-forge lacks (cuda-nvtx 11.8 ...): intended, silent;
+    # before it (or as nvidia::) it replaces the CUDA libraries conda-forge's torch is built against
+    nvidia_first = "nvidia" in names and "conda-forge" in names and names.index("nvidia") < names.index("conda-forge")
+    prefixed = any(d.spec is not None and d.spec.channel_name == "nvidia" for d in ctx.file.deps)
+    if i.era == "conda-forge" and (nvidia_first or prefixed) and not wants_pytorch_channel(i):
         where = [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or () if c.name == "nvidia"]
         where += [_at(d) for d in ctx.file.deps if d.spec is not None and d.spec.channel_name == "nvidia"]
         yield finding(
@@ -849,15 +916,8 @@ def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
             fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
             signal=signal,
         )
-    elif i.variant is None and not ("pytorch" in ctx.file.channel_names and torch.spec.channel is None):
-        # with the pytorch channel listed too, an old pin may well come from there (flexible priority): unsure
-        yield finding(
-            "TC614",
-            Severity.INFO,
-            variant="implicit",
-            evidence=_ev(ctx, entry=_at(torch)),
-            fixes=[Fix("file", msg("TC614.implicit.fix"))],
-        )
+    # no variant signal at all: conda-forge then picks the build from the solving machine's __cuda, which is
+    # conda-forge's design for "whatever this machine can run" — a choice, not a defect: silent
 
 
 RULES: tuple[Callable[[RuleContext], Iterator[Finding]], ...] = (

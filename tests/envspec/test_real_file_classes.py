@@ -1,0 +1,225 @@
+"""The classes of wrong findings and fixes found on real environment files (issue 13), one test each.
+
+Each test names the mechanism it pins down; the corpus benchmark (benchmarks/envspec_corpus.py) measures the
+same on real files.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conda_torchcheck.envspec import check_text, fix_file
+from conda_torchcheck.envspec.parse import parse_text
+
+
+def keys(findings) -> set[str]:
+    return {f.title.key.rsplit(".title", 1)[0] for f in findings}
+
+
+def fix(text: str, **kwargs):
+    return fix_file(parse_text(text), **kwargs)
+
+
+def deps(text: str) -> list[str]:
+    return [d.text for d in parse_text(text).deps]
+
+
+def channels(text: str) -> list[str]:
+    return [c.text for c in parse_text(text).channels or ()]
+
+
+def claimed(f) -> bool:
+    return any(x.safe_automatic for x in f.fixes)
+
+
+def assert_converges(result) -> None:
+    """spec check on the fixed file reports nothing the fix claimed to fix, and no new error."""
+    fixed_claims = {f.title.key for f in result.findings_before if claimed(f)}
+    before_errors = {f.title.key for f in result.findings_before if f.severity.value == "error"}
+    for f in result.findings_after:
+        assert f.title.key not in fixed_claims, f.title.render()
+        assert f.severity.value != "error" or f.title.key in before_errors, f.title.render()
+
+
+# ---- a rewrite that breaks the file ---------------------------------------------------------------------------
+def test_spaces_around_the_operator_are_a_version_and_the_pin_satisfies_it():
+    result = fix("channels: [pytorch, nvidia, defaults]\ndependencies:\n  - pytorch >= 1.13\n  - pytorch-cuda=11.7\n")
+    assert "pytorch::pytorch=2.0.1" in deps(result.fixed)  # 11.7 was last built for 2.0
+    assert not any("=1.13" in d and "2.0.1" in d for d in deps(result.fixed))
+
+
+def test_a_range_keeps_its_upper_bound_on_a_live_channel():
+    result = fix("channels: [conda-forge]\ndependencies:\n  - pytorch >=2.0,<2.6\n  - cuda-version=12\n")
+    assert "conda-forge::pytorch >=2.0,<2.6 cuda*" in deps(result.fixed)
+
+
+# ---- pins that ignore what else constrains torch ---------------------------------------------------------------
+def test_pyg_channel_packages_bound_the_frozen_pin():
+    result = fix("channels: [pyg, pytorch, nvidia, defaults]\ndependencies:\n  - pytorch\n  - pyg\n  - pytorch-cuda\n")
+    assert "pytorch::pytorch=2.4.1" in deps(result.fixed)
+
+
+def test_a_find_links_page_named_for_one_torch_bounds_the_pin():
+    text = (
+        "channels: [pytorch, nvidia, defaults]\ndependencies:\n  - pytorch\n  - pytorch-cuda\n  - pip\n  - pip:\n"
+        "    - -f https://data.pyg.org/whl/torch-2.3.0+cu121.html\n    - torch-scatter\n"
+    )
+    assert "pytorch::pytorch=2.3.1" in deps(fix(text).fixed)
+
+
+def test_a_conflicting_extension_wheel_is_reported_instead_of_pinned():
+    text = (
+        "channels: [pytorch, defaults]\ndependencies:\n  - pytorch=2.5\n  - pip\n  - pip:\n"
+        "    - torch-scatter==2.1.2+pt24cpu\n"
+    )
+    result = fix(text)
+    assert "TC608.extension" in keys(result.findings_before)
+    assert "pytorch::pytorch=2.5" in deps(result.fixed)  # not pinned to 2.5.1 "anyway"
+    assert any("torch-scatter" in u.render() for u in result.plan.unresolved)
+    assert_converges(result)
+
+
+# ---- release knowledge back to 0.4 -----------------------------------------------------------------------------
+@pytest.mark.parametrize("minor", ["1.0", "1.2", "1.5", "1.8", "1.9", "1.10", "1.11"])
+def test_old_releases_raise_no_false_no_release_note(minor):
+    result = fix(f"channels: [pytorch, defaults]\ndependencies:\n  - pytorch={minor}\n")
+    assert not result.plan.unresolved, [u.render() for u in result.plan.unresolved]
+    assert any(d.startswith(f"pytorch::pytorch={minor}.") for d in deps(result.fixed))
+
+
+def test_pytorch_before_0_4_stays_on_the_pytorch_channel():
+    result = fix("channels: [pytorch, defaults]\ndependencies:\n  - pytorch<0.4\n")
+    assert not result.findings_before
+    assert "pytorch::pytorch=0.3.1" in deps(result.fixed)
+
+
+def test_torch_1_11_with_cudatoolkit_11_1_is_a_cpu_build():
+    found = check_text("channels: [pytorch, defaults]\ndependencies:\n  - pytorch=1.11.0\n  - cudatoolkit=11.1\n")
+    assert "TC605.cudatoolkit_for_torch" in keys(found.findings)
+
+
+def test_torch_1_9_with_cudatoolkit_11_1_from_nvidia_is_fine():
+    found = check_text("channels: [pytorch, nvidia]\ndependencies:\n  - pytorch=1.9.1\n  - cudatoolkit=11.1\n")
+    assert "TC605.cudatoolkit_for_torch" not in keys(found.findings)
+
+
+def test_torchvision_0_13_with_torch_1_11_is_flagged():
+    found = check_text("channels: [pytorch, defaults]\ndependencies:\n  - pytorch=1.11.0\n  - torchvision=0.13\n")
+    assert "TC608" in keys(found.findings)
+
+
+def test_cuda92_with_torch_1_1_is_flagged():
+    found = check_text("channels: [pytorch, defaults]\ndependencies:\n  - pytorch=1.1.0\n  - cuda92\n")
+    assert "TC605.cuda_package_for_torch" in keys(found.findings)
+
+
+def test_no_pytorch_cuda_that_1_13_never_had_is_suggested():
+    result = fix("channels: [pytorch, nvidia, defaults]\ndependencies:\n  - pytorch=1.13.1\n  - cudatoolkit=11.8\n")
+    words = " ".join(x.summary.render() for f in result.findings_before for x in f.fixes)
+    assert "11.8" not in words.replace("cudatoolkit=11.8", "") and "11.6, 11.7" in words
+    assert not any("pytorch-cuda=11.8" in d or "pytorch-cuda=11.1" in d for d in deps(result.fixed))
+    assert_converges(result)
+
+
+def test_the_example_pin_exists_for_its_tag():
+    text = (
+        "dependencies:\n  - pip\n  - pip:\n    - --extra-index-url https://download.pytorch.org/whl/rocm5.2\n"
+        "    - torch\n"
+    )
+    words = " ".join(x.summary.render() for f in check_text(text).findings for x in f.fixes)
+    assert "torch==1.13.1+rocm5.2" in words and "2.5.1+rocm5.2" not in words
+
+
+# ---- fixes that converge -----------------------------------------------------------------------------------------
+def test_conda_forge_cuda_11_convention_is_not_tc613():
+    text = "channels: [conda-forge, nodefaults]\ndependencies:\n  - pytorch=2.1=cuda*\n  - cudatoolkit=11.8\n"
+    assert "TC613.conda_forge" not in keys(check_text(text + "  - cuda-version=11.8\n").findings)
+
+
+def test_cudatoolkit_beside_cuda_12_on_conda_forge_is_removed_by_the_fix():
+    text = "channels: [conda-forge, nodefaults]\ndependencies:\n  - pytorch\n  - pytorch-cuda=12.1\n  - cudatoolkit\n"
+    result = fix(text)
+    assert "TC613.conda_forge" in keys(result.findings_before)
+    assert not any(d.startswith("cudatoolkit") for d in deps(result.fixed))
+    assert_converges(result)
+
+
+def test_redundant_cudatoolkit_beside_pytorch_cuda_is_reported_at_once_and_removed():
+    text = "channels: [pytorch, nvidia, defaults]\ndependencies:\n  - pytorch=2.1\n  - pytorch-cuda=12.1\n"
+    text += "  - cudatoolkit\n"
+    result = fix(text)
+    assert "TC613.redundant" in keys(result.findings_before)
+    assert not any(d.startswith("cudatoolkit") for d in deps(result.fixed))
+    assert_converges(result)
+
+
+def test_unpinned_cudatoolkit_with_1_13_becomes_the_newest_pytorch_cuda():
+    text = "channels: [pytorch, nvidia, defaults]\ndependencies:\n  - pytorch=1.13.1\n  - cudatoolkit\n"
+    result = fix(text)
+    assert "pytorch::pytorch-cuda=11.7" in deps(result.fixed)
+    assert_converges(result)
+
+
+def test_added_cuda_version_is_not_flagged_afterwards():
+    result = fix("channels: [conda-forge]\ndependencies:\n  - pytorch\n  - cudatoolkit=11.8\n")
+    assert "TC613.conda_forge" not in keys(result.findings_after)
+    assert_converges(result)
+
+
+def test_exact_nightly_pin_is_a_pin_and_stays_on_its_channel():
+    text = "channels: [pytorch-nightly, nvidia]\ndependencies:\n  - pytorch=2.6.0.dev20241112\n  - pytorch-cuda=12.4\n"
+    result = fix(text)
+    assert not {"TC611", "TC611.frozen", "TC604.pytorch"} & keys(result.findings_before)
+    assert "pytorch-nightly::pytorch=2.6.0.dev20241112" in deps(result.fixed)
+
+
+# ---- the classic CPU-build file ------------------------------------------------------------------------------------
+def test_defaults_before_pytorch_with_cudatoolkit_is_flagged_and_fixed_to_the_pytorch_channel():
+    text = "channels:\n  - defaults\n  - pytorch\n  - nvidia\ndependencies:\n  - python=3.9\n  - pytorch=1.9\n"
+    result = fix(text + "  - cudatoolkit=11.1\n")
+    assert "TC602.defaults_cpu" in keys(result.findings_before)
+    assert channels(result.fixed)[:2] == ["pytorch", "nvidia"]
+    assert "pytorch::pytorch=1.9.1" in deps(result.fixed)
+    assert not any(d.startswith("defaults::") for d in deps(result.fixed))
+    assert_converges(result)
+
+
+def test_never_a_defaults_prefix():
+    result = fix("channels: [defaults]\ndependencies:\n  - pytorch=2.3\n  - torchvision\n")
+    assert not any("defaults::" in d for d in deps(result.fixed))
+
+
+# ---- no silent policy changes ----------------------------------------------------------------------------------------
+def test_defaults_is_offered_never_added():
+    text = "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n"
+    result = fix(text)
+    assert "defaults" not in channels(result.fixed)
+    tc603 = next(f for f in result.findings_before if f.id == "TC603")
+    assert not claimed(tc603) and any("--base-channel defaults" in c for x in tc603.fixes for c in x.commands)
+    assert_converges(result)
+    chosen = fix(text, base_channel="defaults")
+    assert channels(chosen.fixed) == ["pytorch", "nvidia", "defaults", "nodefaults"]
+    assert "TC603" not in {f.id for f in chosen.findings_after}
+
+
+def test_pip_torch_with_a_conda_package_that_needs_pytorch():
+    text = "channels: [conda-forge]\ndependencies:\n  - pytorch-lightning\n  - pip\n  - pip:\n    - torch==2.1.0\n"
+    assert "TC606.conda_dependency" in keys(check_text(text).findings)
+
+
+def test_torchvision_from_git_next_to_conda_torch():
+    text = (
+        "channels: [pytorch, defaults]\ndependencies:\n  - pytorch=0.4.1\n  - pip\n  - pip:\n"
+        "    - git+https://github.com/pytorch/vision.git\n"
+    )
+    assert "TC606.cross" in keys(check_text(text).findings)
+
+
+def test_unpinned_conda_companions_follow_a_pinned_pytorch():
+    text = "channels: [pytorch, defaults]\ndependencies:\n  - pytorch=1.10\n  - torchvision\n  - torchaudio\n"
+    assert not {"TC611", "TC611.frozen"} & keys(check_text(text).findings)
+
+
+def test_a_lower_bound_is_not_unpinned():
+    text = "channels: [conda-forge, nodefaults]\ndependencies:\n  - pytorch>=1.6\n"
+    assert "TC611" not in keys(check_text(text).findings)
