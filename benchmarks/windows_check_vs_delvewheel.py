@@ -6,6 +6,7 @@ Visual C++ runtime 14.44, a Windows folder whose System32 holds the OS DLLs). Ru
 
     python -m venv /tmp/peers && /tmp/peers/bin/pip install delvewheel      # the peer, outside the project
     .venv/bin/python benchmarks/windows_check_vs_delvewheel.py --runs 5 --delvewheel /tmp/peers/bin/delvewheel
+    .venv/bin/python benchmarks/windows_check_vs_delvewheel.py --runs 5 --other-packages   # + PyQt5-Qt5's DLLs
 
 The tool runs with its bytecode cached (as after ``pip install``), ``PYTHONDONTWRITEBYTECODE`` unset and a private
 ``PYTHONPYCACHEPREFIX``; one warm-up run each. Figures: wall time (min and median), CPU time (user+sys, median) and
@@ -107,8 +108,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--delvewheel", default=shutil.which("delvewheel") or "/tmp/peers/bin/delvewheel")
     parser.add_argument("--base", type=Path, default=realdata.CACHE / "bench" / "torch-2.3.0-conda")
+    parser.add_argument(
+        "--other-packages",
+        action="store_true",
+        help="also install PyQt5-Qt5 5.15.2's DLLs (its VC++ runtime copies: TC311's inventory has work to do)",
+    )
     args = parser.parse_args(argv)
     prefix, windows, wheel = layout(args.base)
+    pyqt = prefix / "Lib" / "site-packages" / "PyQt5_Qt5-5.15.2.dist-info"
+    if args.other_packages and not pyqt.exists():
+        wl.install_pyqt5_qt5(EnvBuilder(prefix, os="windows", layout="conda"))
+    elif not args.other_packages and pyqt.exists():
+        shutil.rmtree(pyqt)
+        shutil.rmtree(prefix / "Lib" / "site-packages" / "PyQt5", ignore_errors=True)
     pycache = tempfile.mkdtemp(prefix="ctc-pycache-")
     tool_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     tool_env["PYTHONPYCACHEPREFIX"] = pycache
@@ -119,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         ("conda-torchcheck check --no-hashes", [*tool, "check", "--no-hashes", *common], tool_env),
         ("conda-torchcheck check --only TC3,TC9", [*tool, "check", "--only", "TC3,TC9", *common], tool_env),
         ("conda-torchcheck tree torch", [*tool, "tree", "torch", *common], tool_env),
+        (
+            "  ... check --skip TC311,TC312,TC313,TC314",
+            [*tool, "check", "--skip", "TC311,TC312,TC313,TC314", *common],
+            tool_env,
+        ),
     ]
     torch_lib = prefix / "Lib" / "site-packages" / "torch" / "lib"
     if args.delvewheel and Path(args.delvewheel).exists():
