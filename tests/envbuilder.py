@@ -33,6 +33,13 @@ def elf_stub(arch: str = "x86_64") -> bytes:
     return ident + struct.pack("<HHI", 3, ELF_MACHINE[arch], 1) + bytes(40)
 
 
+def macho_stub(arch: str = "arm64") -> bytes:
+    """A Mach-O executable as conda-forge's python: LC_RPATH @loader_path/../lib, libSystem (not loadable)."""
+    from tests.binaries.machogen import image
+
+    return image(arch, "execute", dylibs=["/usr/lib/libSystem.B.dylib"], rpaths=["@loader_path/../lib"])
+
+
 def record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -63,6 +70,8 @@ class EnvBuilder:
             ("windows", "arm64"): "win-arm64",
             ("linux", "x86_64"): "linux-64",
             ("linux", "aarch64"): "linux-aarch64",
+            ("darwin", "arm64"): "osx-arm64",
+            ("darwin", "x86_64"): "osx-64",
         }[(os, arch)]
         if os == "windows":
             self.site_packages = prefix / "Lib" / "site-packages"
@@ -76,7 +85,8 @@ class EnvBuilder:
         else:
             self.site_packages = prefix / "lib" / f"python{mm}" / "site-packages"
             (prefix / "bin").mkdir(parents=True, exist_ok=True)
-            (prefix / "bin" / f"python{mm}").write_bytes(elf_stub(arch))
+            stub = macho_stub(arch) if os == "darwin" else elf_stub(arch)
+            (prefix / "bin" / f"python{mm}").write_bytes(stub)
             (prefix / "bin" / "python3").symlink_to(f"python{mm}")
         self.site_packages.mkdir(parents=True, exist_ok=True)
         if layout == "venv":

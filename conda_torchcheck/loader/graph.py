@@ -150,7 +150,8 @@ class LoadGraph(MutableRecord):
                 yield module, dep
 
     def missing(self) -> list[tuple[Module, Dependency]]:
-        return [(m, d) for m, d in self.iter_edges() if d.missing and d.kind != "delay-import"]
+        # delay-loaded (Windows) and weak (macOS LC_LOAD_WEAK_DYLIB) imports may be absent without failing the load
+        return [(m, d) for m, d in self.iter_edges() if d.missing and d.kind not in ("delay-import", "weak")]
 
     def chain_to(self, target: Path) -> list[Path]:
         """Shortest chain of modules from a root to ``target`` (inclusive), following resolved edges."""

@@ -16,7 +16,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SYSTEM_STEPS = frozenset({"api-set", "known-dll", "system32", "system", "windows-dir", "ld.so.cache", "default-dirs"})
+SYSTEM_STEPS = frozenset(
+    {"api-set", "known-dll", "system32", "system", "windows-dir", "ld.so.cache", "default-dirs", "dyld-shared-cache"}
+)
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
 
 
@@ -208,5 +210,5 @@ def graph_failed(graph: LoadGraph) -> bool:
     return (
         bool(graph.missing())
         or any(m.unreadable for m in graph.modules.values())
-        or any(d.problems for _m, d in graph.iter_edges() if d.kind != "delay-import")
+        or any(d.problems for _m, d in graph.iter_edges() if d.kind not in ("delay-import", "weak"))
     )

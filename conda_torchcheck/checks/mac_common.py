@@ -1,0 +1,94 @@
+"""Facts and fixes the macOS loading checks (TC45x) share: who ships a dylib, how to reinstall torch."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Fix
+from conda_torchcheck.loader.graph import LoadGraph, SearchPlace
+from conda_torchcheck.messages import Text
+
+
+@functools.cache
+def dyld_table() -> dict:
+    from conda_torchcheck.knowledge import load
+
+    return load("macos_dyld")
+
+
+def describe_place(place: SearchPlace) -> str:
+    """``LC_RPATH '/x/libc10.dylib' (no such file; @loader_path/lib of _C.so)``: dyld's step, path, reason."""
+    text = place.step
+    if place.directory:
+        text += f" '{place.directory}'"
+    if place.note:
+        text += f" ({place.note})"
+    return text
+
+
+def chain(graph: LoadGraph, path: Path | None, last: str | None = None) -> list[str]:
+    """``python3.11 → _C.cpython-311-darwin.so → libtorch_python.dylib [→ last]`` as paths."""
+    out = [str(p) for p in graph.chain_to(path)] if path is not None else [str(r) for r in graph.roots]
+    if last is not None:
+        out.append(last)
+    return out
+
+
+def torch_record_libs(ctx: CheckContext) -> frozenset[str]:
+    """File names under torch/lib that torch's own package lists (pip RECORD or conda records)."""
+
+    def compute() -> frozenset[str]:
+        names: set[str] = set()
+        dist = ctx.torch.dist
+        if dist is not None and dist.has_record:
+            from conda_torchcheck.inventory.dists import read_record_file
+
+            for path, _digest, _size in read_record_file(dist):
+                parts = path.replace("\\", "/").split("/")
+                if len(parts) == 3 and parts[0] == "torch" and parts[1] == "lib":
+                    names.add(parts[2])
+        for rec in (ctx.torch.conda_record, ctx.torch.libtorch_record):
+            if rec is None:
+                continue
+            for f in rec.files:
+                if f.endswith(".dylib") and "/" in f:
+                    names.add(f.rsplit("/", 1)[1])
+        return frozenset(names)
+
+    return ctx.memo("macos_torch_record_libs", compute)
+
+
+def ships_with_torch(ctx: CheckContext, name: str) -> bool:
+    leaf = name.rsplit("/", 1)[-1]
+    return leaf in torch_record_libs(ctx) or (
+        ctx.torch.package_dir is not None and leaf.startswith(("libtorch", "libc10", "libshm", "libcaffe2", "_C."))
+    )
+
+
+def reinstall_torch_fix(ctx: CheckContext, summary: Text) -> Fix:
+    from conda_torchcheck.checks.linux_common import reinstall_torch_fix as generic
+
+    # the reinstall command does not depend on the OS (conda spec or pip ==version), only the summary does
+    return generic(ctx, summary)
+
+
+def is_conda_env(ctx: CheckContext) -> bool:
+    return ctx.env.layout in ("conda", "pixi")
+
+
+def host_macos(ctx: CheckContext) -> tuple[str | None, str]:
+    from conda_torchcheck.loader.macos import search_context
+
+    search = ctx.memo("macos_search", lambda: search_context(ctx.env, ctx.host))
+    return search.macos, search.macos_source
+
+
+def version_tuple(text: str | None) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(p) for p in text.split(".")[:3])
+    except ValueError:
+        return None

@@ -1,0 +1,180 @@
+"""TC450/TC451/TC453: what dyld would fail on when ``import torch`` runs on macOS.
+
+All facts come from the simulated import (``loader.macos``): which file each load command resolves to and how,
+every place tried for a miss (in dyld's order, with dyld's reason for each), and the candidates dyld skipped
+because of their architecture or their minimum macOS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks import mac_common as common
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.loader import macos
+from conda_torchcheck.messages import msg
+
+ARCH_WORDS = ("incompatible architecture", "missing compatible architecture")
+MINOS_WORDS = "newer than running OS"
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    load = macos.torch_load(ctx)
+    if load is None:
+        return
+    yield from _architecture(ctx, load)
+    yield from _minimum_macos(ctx, load)
+    yield from _missing(ctx, load)
+
+
+def _reasons(dep) -> list[str]:
+    return [(p.note or "").split("; ", 1)[0] for p in dep.searched]
+
+
+# --- TC450 ------------------------------------------------------------------------------------------------
+
+
+def _missing(ctx: CheckContext, load: macos.MacLoad) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for step in load.steps:
+        for requirer, dep in step.misses:
+            if dep.name in seen:
+                continue
+            seen.add(dep.name)
+            reasons = _reasons(dep)
+            if any(p.startswith("arch:") for p in dep.problems):
+                continue  # TC451 reports it
+            if any(any(w in r for w in ARCH_WORDS) or MINOS_WORDS in r for r in reasons):
+                continue  # a copy exists but has the wrong architecture or is too new: TC451 / TC453 say why
+            library = dep.name.rsplit("/", 1)[-1]
+            own = common.ships_with_torch(ctx, library)
+            foreign = any(macos.NOT_EXAMINED in (p.note or "") or p.step == "unexamined" for p in dep.searched)
+            severity = Severity.WARNING if foreign and not own else Severity.ERROR
+            message = (
+                step.error
+                if step.error and dep.name in step.error
+                else macos.library_not_loaded(
+                    dep.name, requirer.path if requirer is not None else dep.name, list(dep.searched)
+                )
+            )
+            searched = [common.describe_place(p) for p in dep.searched]
+            needed_by = str(requirer.path) if requirer is not None else "python"
+            yield finding(
+                "TC450",
+                severity,
+                variant="foreign" if severity is Severity.WARNING else None,
+                library=library,
+                name=dep.name,
+                needed_by=needed_by,
+                searched="; ".join(searched) or "-",
+                message=message,
+                evidence={
+                    "library": dep.name,
+                    "needed_by": needed_by,
+                    "chain": common.chain(load.graph, requirer.path if requirer is not None else None, dep.name),
+                    "tried": searched,
+                    "dyld_message": message,
+                    "load_step": step.label,
+                    "process_arch": load.search.arch,
+                },
+                fixes=_missing_fixes(ctx, library, own),
+            )
+
+
+def _missing_fixes(ctx: CheckContext, library: str, own: bool) -> list[Fix]:
+    fixes: list[Fix] = []
+    if own or library == "libtorch_global_deps.dylib":
+        fixes.append(common.reinstall_torch_fix(ctx, msg("TC450.fix.reinstall_torch")))
+    elif library == "libomp.dylib" and common.is_conda_env(ctx):
+        fixes.append(
+            Fix(
+                "conda",
+                msg("TC450.fix.conda_package", library=library),
+                commands=(cmd.conda_install(ctx.env, ["llvm-openmp"]),),
+            )
+        )
+    if not fixes:
+        fixes.append(Fix("system", msg("TC450.fix.find_provider", library=library)))
+    return fixes
+
+
+# --- TC451 ------------------------------------------------------------------------------------------------
+
+
+def _architecture(ctx: CheckContext, load: macos.MacLoad) -> Iterator[Finding]:
+    for step in load.steps:
+        for _image, _dep, path, problem in step.rejected:
+            if not any(w in problem for w in ARCH_WORDS):
+                continue
+            have = problem.split("have '", 1)[-1].split("'", 1)[0] if "have '" in problem else "?"
+            need = load.search.arch
+            python = str(ctx.env.python.executable) if ctx.env.python.executable else "python"
+            fixes = []
+            if need == "x86_64" and "arm64" in have:
+                fixes.append(Fix("conda", msg("TC451.fix.arm64_env")))
+            fixes.append(common.reinstall_torch_fix(ctx, msg("TC451.fix.reinstall_torch", need=need)))
+            yield finding(
+                "TC451",
+                Severity.ERROR,
+                path=path,
+                have=have,
+                need=need,
+                python=f"{python}, {ctx.env.python.arch or '?'}",
+                message=f"'{path}' ({problem})",
+                evidence={
+                    "file": path,
+                    "file_archs": have.split(","),
+                    "process_arch": need,
+                    "process_arch_from": load.search.arch_source,
+                    "python": python,
+                    "dyld_message": step.error or f"'{path}' ({problem})",
+                },
+                fixes=fixes,
+            )
+            return  # one is enough: every torch file has the same architecture
+
+
+# --- TC453 ------------------------------------------------------------------------------------------------
+
+
+def _minimum_macos(ctx: CheckContext, load: macos.MacLoad) -> Iterator[Finding]:
+    host, source = load.search.macos, load.search.macos_source
+    if host is None:
+        return
+    seen: set[str] = set()
+    for step in load.steps:
+        for _image, _dep, path, problem in step.rejected:
+            if MINOS_WORDS not in problem or path in seen:
+                continue
+            seen.add(path)
+            minos = problem.split("built for macOS ", 1)[-1].split(" ", 1)[0]
+            library = path.rsplit("/", 1)[-1]
+            yield finding(
+                "TC453",
+                Severity.ERROR,
+                library=library,
+                path=path,
+                minos=minos,
+                host=host,
+                source=source,
+                evidence={"file": path, "minos": minos, "host_macos": host, "host_macos_from": source},
+                fixes=[
+                    Fix(
+                        "conda" if common.is_conda_env(ctx) else "pip",
+                        msg("TC453.fix.older_build", host=host, library=library),
+                    ),
+                    Fix("system", msg("TC453.fix.update_macos", minos=minos), needs_admin=True),
+                ],
+            )
+
+
+CHECK = Check(
+    name="mac_loading",
+    ids=("TC450", "TC451", "TC453"),
+    summary="dylibs dyld cannot load for torch: not found, wrong architecture, built for a newer macOS",
+    run=run,
+    platforms=("darwin",),
+)

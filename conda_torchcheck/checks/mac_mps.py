@@ -1,0 +1,53 @@
+"""TC455 (info): whether torch can use MPS, the Apple GPU (arm64 torch with the MPS backend, macOS 12.3+).
+
+Only said when the modelled import succeeds; a torch without MetalPerformanceShaders in its load commands (an
+x86_64 build, a custom build) gets nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import mac_common as common
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Finding, Severity, finding
+from conda_torchcheck.loader import macos
+from conda_torchcheck.messages import msg
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    load = macos.torch_load(ctx)
+    if load is None or load.first_error is not None:
+        return
+    table = common.dyld_table()["mps"]
+    if load.search.arch not in table["arches"]:
+        return
+    has_mps = any(
+        "MetalPerformanceShaders.framework" in dep.name
+        for img in load.dyld.loaded
+        if img.path.name.startswith("libtorch_cpu")
+        for dep in img.module.dependencies
+    )
+    if not has_mps:
+        return
+    needed = table["min_macos"]
+    host, source = load.search.macos, load.search.macos_source
+    evidence = {"arch": load.search.arch, "host_macos": host, "host_macos_from": source, "needs_macos": needed}
+    version = ctx.torch.version or "?"
+    host_v, needed_v = common.version_tuple(host), common.version_tuple(needed)
+    if host_v is not None and needed_v is not None and host_v < needed_v:
+        yield finding("TC455", Severity.INFO, variant="old", version=version, host=host, needed=needed,
+                      evidence=evidence)  # fmt: skip
+        return
+    host_text = msg("TC455.host.known", host=host, needed=needed) if host else msg("TC455.host.unknown", needed=needed)
+    yield finding("TC455", Severity.INFO, version=version, host_text=host_text, evidence=evidence)
+
+
+CHECK = Check(
+    name="mac_mps",
+    ids=("TC455",),
+    summary="whether torch can use MPS (the Apple GPU) on this Mac",
+    run=run,
+    platforms=("darwin",),
+)

@@ -1,0 +1,97 @@
+"""TC452: an x86_64 Python on macOS cannot get torch newer than 2.2.2 from PyPI (no macosx x86_64 wheels from 2.3).
+
+Reported as a warning when a package in the env asks for a torch that excludes what this Python can install,
+as info when pip-installed torch is at (or below) the last x86_64 release; not at all for conda-forge's osx-64
+pytorch, which is still built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
+
+from conda_torchcheck.checks import Check
+from conda_torchcheck.checks import mac_common as common
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.messages import msg
+
+
+def _torch_demands(ctx: CheckContext, last: Version) -> tuple[str, str] | None:
+    """(requirer, specifier) of the first installed package whose torch requirement excludes ``last``."""
+    for dist in ctx.env.distributions:
+        if dist.name == "torch":
+            continue
+        for line in dist.requires:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if req.name.lower() != "torch" or not str(req.specifier):
+                continue
+            if req.marker is not None and "extra" in str(req.marker):
+                continue
+            if not req.specifier.contains(last, prereleases=True):
+                return f"{dist.raw_name} {dist.version}", str(req.specifier)
+    return None
+
+
+def run(ctx: CheckContext) -> Iterator[Finding]:
+    env = ctx.env
+    if env.os != "darwin" or env.python.arch != "x86_64":
+        return
+    torch = ctx.torch
+    if torch.source == "conda":
+        return  # conda-forge still builds osx-64 pytorch
+    table = common.dyld_table()["wheels"]
+    last_text = table["last_x86_64_torch"]
+    last = Version(last_text)
+    installed = parse_version(torch.version) if torch.installed else None
+    if installed is not None and installed > last:
+        return  # an arm64 (or self-built) torch in an x86_64 env: TC451 says whether it loads
+    demand = _torch_demands(ctx, last)
+    if installed is None and demand is None:
+        return
+    if demand is not None:
+        requirer, specifier = demand
+        wanted = specifier.lstrip("<>=!~ ").split(",")[0] if specifier else "2.3"
+        situation = msg("TC452.situation.pinned", version=torch.version or "-", requirer=requirer,
+                        specifier=specifier)  # fmt: skip
+        severity = Severity.WARNING
+    else:
+        wanted = "2.3"
+        situation = msg("TC452.situation.stuck", version=torch.version or "-")
+        severity = Severity.INFO
+    fixes = [
+        Fix("conda", msg("TC452.fix.arm64_env")),
+        Fix("conda", msg("TC452.fix.conda_forge")),
+        Fix("pip", msg("TC452.fix.pin", last=last_text)),
+    ]
+    yield finding(
+        "TC452",
+        severity,
+        last=last_text,
+        arch="x86_64",
+        wanted=wanted,
+        situation=situation,
+        evidence={
+            "python_arch": env.python.arch,
+            "torch": torch.version,
+            "torch_source": torch.source,
+            "last_x86_64_wheel": last_text,
+            **({"required_by": demand[0], "specifier": demand[1]} if demand else {}),
+        },
+        fixes=fixes,
+    )
+
+
+CHECK = Check(
+    name="mac_x86",
+    ids=("TC452",),
+    summary="an x86_64 Python on macOS: PyPI has no torch wheels for it after 2.2.2",
+    run=run,
+    platforms=("darwin",),
+)
