@@ -119,3 +119,23 @@ def test_dll_outside_torchs_closure_is_not_reported(tmp_path):
     wl.install_wheel(venv, "nvidia-cuda-runtime-cu12-12.4-win", ("nvidia/cuda_runtime/bin/*.dll", "*.dist-info/*"))
     names = [f.evidence["copy"].rsplit("/", 1)[1] for f in run(wl.context(venv.prefix, system_root=win, path=""))]
     assert names == ["msvcp140.dll"]
+
+
+def test_explain_ranks_it_for_a_1114_on_c10_and_names_the_package(tmp_path):
+    from conda_torchcheck.explain import explain
+
+    venv, _base, _qt_bin, win = pyqt_venv(tmp_path)
+    error = (
+        "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. "
+        f'Error loading "{venv.site_packages}\\torch\\lib\\c10.dll" or one of its dependencies.'
+    )
+    result = explain(error, wl.context(venv.prefix, system_root=win, path=""))
+    (diagnosis,) = result.diagnoses
+    assert "other-package-dll-first" in [c.cause.id for c in diagnosis.causes]
+    root = diagnosis.root_cause
+    assert root is not None and root.cause.id == "other-package-dll-first"
+    (confirming,) = root.confirmed_by
+    assert confirming.id == "TC311" and "PyQt5" in confirming.title.render("en")
+    # without the env the cause is still listed, after a too-old runtime that wins in any order
+    ranked = [c.cause.id for c in explain(error).diagnoses[0].causes]
+    assert ranked.index("old-msvcp140") < ranked.index("other-package-dll-first")
