@@ -122,7 +122,8 @@ def torch_minor_of_extension_tag(tag: str | None) -> str | None:
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
-_FIND_LINKS_PAGE = re.compile(r"/torch-(\d+\.\d+)(?:\.\d+)?(?:\+|%2B)?([a-z0-9.]+)?\.html$", re.I)
+# data.pyg.org/whl/torch-2.4.0+cu121.html, data.dgl.ai/wheels/torch-2.2/cu118/repo.html
+_FIND_LINKS_PAGE = re.compile(r"/torch-(\d+\.\d+)(?:\.\d+)?(?:(?:\+|%2B|/)(cpu|cu\d+|rocm[\d.]+))?[/.]", re.I)
 
 
 def torch_of_find_links(url: str | None) -> tuple[str, str | None] | None:

@@ -56,8 +56,18 @@ def builder_of(channel: str | None) -> str | None:
     return channel
 
 
+@functools.cache
 def pytorch_channel_versions() -> list[str]:
-    return list(facts()["pytorch_channel"]["versions"])
+    """Every release the pytorch channel had, oldest first: env_files.toml's list (it keeps 1.3.x and 0.3.1,
+    which the install page skips) joined with knowledge.releases' (generated from that page)."""
+    found = set(facts()["pytorch_channel"]["versions"])
+    try:
+        from conda_torchcheck.knowledge import releases
+
+        found |= {v for v in releases.pytorch_channel_versions() if "dev" not in v}
+    except (ImportError, KeyError, OSError):  # pragma: no cover - the tables ship with the package
+        pass
+    return sorted(found, key=lambda v: version_key(v) or version_key("0"))
 
 
 def pytorch_channel_last() -> str:
@@ -188,6 +198,15 @@ class TorchBound:
         return have == want if self.kind == "minor" else have <= want
 
 
+def _pyg_conda_newest(table: dict[str, Any]) -> str:
+    try:
+        from conda_torchcheck.knowledge import releases
+
+        return releases.pyg_conda_newest()
+    except (ImportError, KeyError, OSError):  # pragma: no cover - the tables ship with the package
+        return str(table["pyg_channel_last_torch"])
+
+
 def torch_bounds(file: EnvFile) -> tuple[TorchBound, ...]:
     from conda_torchcheck.envspec.history import torch_minor_of_extension_tag, torch_of_find_links
 
@@ -198,7 +217,7 @@ def torch_bounds(file: EnvFile) -> tuple[TorchBound, ...]:
         if dep.spec is None or dep.spec.name not in table.get("pyg_channel", ()):
             continue
         if dep.spec.channel_name == "pyg" or (dep.spec.channel is None and pyg_listed):
-            found.append(TorchBound(dep.text, dep.where.line, "max", table["pyg_channel_last_torch"]))
+            found.append(TorchBound(dep.text, dep.where.line, "max", _pyg_conda_newest(table)))
     for item in file.pip or ():
         line = item.line
         if line.kind == "requirement" and line.name in table.get("pip_torch_extensions", ()) and line.exact:
