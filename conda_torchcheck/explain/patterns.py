@@ -79,6 +79,8 @@ class Pattern:
     secondary: bool = False
     #: (field, required regex): the path token right before the anchor, read backwards
     path_before: tuple[str, re.Pattern[str]] | None = None
+    #: lower-case literals one of which every anchor hit contains (see Clue.needles)
+    needles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,9 @@ class Clue:
     regexes: tuple[re.Pattern[str], ...]
     #: paste facts the clue sets (source, layout, os, bits ...); named groups of the regex are facts too
     facts: Mapping[str, str] = field(default_factory=dict)
+    #: lower-case literals one of which every hit contains: the regexes run only when the text has one (a
+    #: regex without a literal prefix scans a 10 MB log slowly; `in` does not)
+    needles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -276,6 +281,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
                     if "path_before" in raw
                     else None
                 ),
+                needles=tuple(str(n).lower() for n in raw.get("needles", ())),
             )
         )
     ids = [p.id for p in patterns]
@@ -286,6 +292,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             id=raw["id"],
             regexes=tuple(_compile(r, reasons) for r in raw["regexes"]),
             facts={str(k): str(v) for k, v in raw.get("facts", {}).items()},
+            needles=tuple(str(n).lower() for n in raw.get("needles", ())),
         )
         for raw in data.get("clue", [])
     )

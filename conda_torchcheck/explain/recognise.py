@@ -215,10 +215,13 @@ def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool =
     tbl = tbl or table()
     if not normalized:
         text = normalize_text(text)
+    lowered = text.lower()
     ids: set[str] = set()
     values: dict[str, set[str]] = {}
     origin: dict[str, str] = {}
     for clue in tbl.clues:
+        if clue.needles and not any(n in lowered for n in clue.needles):
+            continue
         for regex in clue.regexes:
             for m in regex.finditer(text):
                 ids.add(clue.id)
@@ -256,7 +259,10 @@ def recognise(text: str, tbl: PatternTable | None = None) -> list[Match]:
     tbl = tbl or table()
     text = normalize_text(text)
     raw: list[tuple[Pattern, int, int, dict[str, str]]] = []
+    lowered = text.lower()
     for pattern in tbl.patterns:
+        if pattern.needles and not any(n in lowered for n in pattern.needles):
+            continue
         hits = sorted(
             (m for regex in pattern.anchors for m in regex.finditer(text)),
             key=lambda m: m.start(),
