@@ -87,6 +87,10 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
             continue
         ext_dirs = {_norm(os.path.dirname(r)) for r in rows if r.lower().endswith(".pyd")}
         info = known.get(key, {})
+        if not ext_dirs and not info:
+            # data-only wheels (nvidia-*-cu12): their DLLs load only when some other package loads them, and
+            # "import <it> first" would not be true; say nothing rather than name the wrong import
+            continue
         for rel in hits:
             path = Path(os.path.normpath(os.path.join(str(dist.site), rel)))
             if _norm(path) in seen or graph.is_own(path) or not path.is_file():
@@ -109,6 +113,10 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
     for rec in ctx.env.conda_records:
         if rec.name in torch_names or rec.name in ("vc14_runtime", "vc", "vs2015_runtime", "ucrt"):
             continue  # vc14_runtime's copies are the env's own runtime, the load graph's to judge (TC302)
+        if not any(f.lower().endswith(".pyd") for f in rec.files):
+            # a library package (its DLLs in Library\bin, already in torch's own search: the load graph and
+            # TC302/TC303 name its owner); only a package with an extension module is something one imports
+            continue
         for rel in rec.files:
             low = rel.replace("\\", "/").lower()
             if not low.endswith(".dll") or low.rsplit("/", 1)[-1] not in names:

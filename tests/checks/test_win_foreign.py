@@ -139,3 +139,20 @@ def test_explain_ranks_it_for_a_1114_on_c10_and_names_the_package(tmp_path):
     # without the env the cause is still listed, after a too-old runtime that wins in any order
     ranked = [c.cause.id for c in explain(error).diagnoses[0].causes]
     assert ranked.index("old-msvcp140") < ranked.index("other-package-dll-first")
+
+
+def test_conda_package_with_an_extension_module_and_its_own_runtime_copy(tmp_path):
+    # a conda package that keeps an old msvcp140.dll beside its .pyd (found before python.exe's folder)
+    b = wl.torch_env(tmp_path, "2.15.0", "msvc-runtime-14.44")
+    old = wl.realdata.extract("pyqt5-qt5-5.15.2-win", wl.PYQT5_MEMBERS)
+    msvcp = next(old.rglob("msvcp140.dll")).read_bytes()
+    b.conda_record(
+        "qtlike",
+        "1.0",
+        "py311_0",
+        files={"Lib/site-packages/qtlike/_core.pyd": b"MZ", "Lib/site-packages/qtlike/msvcp140.dll": msvcp},
+    )
+    win = wl.fake_windows(tmp_path / "Windows")
+    (f,) = run(wl.context(b.prefix, system_root=win, path=""))
+    assert f.title.key == "TC311.title" and f.evidence["package"].startswith("conda: qtlike 1.0")
+    assert not any("vc14_runtime" in c for fix in f.fixes for c in fix.commands)  # beside its .pyd: no help
