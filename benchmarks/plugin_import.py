@@ -142,6 +142,7 @@ def post_command_cost(runs: int) -> None:
     (from the test-data cache: run the realdata tests once to fill it)."""
     import time
 
+    from benchmarks.real_envs import link_cached_torch
     from conda_torchcheck.hooks.activation import install as activation
     from conda_torchcheck.hooks.post_command import check_prefix
     from tests import realdata
@@ -152,24 +153,11 @@ def post_command_cost(runs: int) -> None:
         "linux-64 conda env, pip torch 2.13.0+cpu": ("torch-2.13.0-linux-cpu", "linux"),
     }
     for label, (key, os_name) in cases.items():
-        cached = sorted((realdata.CACHE / "extracted").glob(key + "-*"))
-        cached = [c for c in cached if (c / ".complete").exists() and (c / "torch").is_dir()]
-        if not cached:
-            print(f"  {label}: not in the test-data cache ({realdata.CACHE}), skipped")
-            continue
         with tempfile.TemporaryDirectory() as tmp:
             b = EnvBuilder(Path(tmp) / "env", os=os_name, layout="conda")
-            src = cached[-1]
-            version = key.split("-")[1]
-            pkg = b.torch_package(version)
-            for path in (src / "torch").rglob("*"):
-                if path.is_file():
-                    target = pkg / path.relative_to(src / "torch")
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    if not target.exists():
-                        target.symlink_to(path)
-            for info in src.glob("torch-*.dist-info"):
-                (b.site_packages / info.name).symlink_to(info, target_is_directory=True)
+            if not link_cached_torch(b, key):
+                print(f"  {label}: not in the test-data cache ({realdata.CACHE}), skipped")
+                continue
             samples = []
             for _ in range(runs):
                 t0 = time.perf_counter()

@@ -40,6 +40,15 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
         help="seconds to wait for the import test (default 60)",
     )
     parser.add_argument("--no-hashes", action="store_true", help="skip verifying torch's files against RECORD")
+    fleet = parser.add_argument_group("every environment")
+    names = ("--all", "--all-envs") if conda else ("--all-envs",)
+    fleet.add_argument(
+        *names,
+        dest="all_envs",
+        action="store_true",
+        help="check every env conda knows (environments.txt, envs dirs, the base) and any -p; one line each",
+    )
+    fleet.add_argument("--hashes", action="store_true", help="with --all-envs: also verify torch's files (slow)")
     add_host_options(parser)
 
 
@@ -73,6 +82,8 @@ def execute(args: argparse.Namespace) -> int:
     from conda_torchcheck.render.style import wants_color
 
     fmt = output_format(args)
+    if getattr(args, "all_envs", False):
+        return execute_fleet(args, fmt)
     report = build_report(args)
     text = render(
         report,
@@ -83,3 +94,48 @@ def execute(args: argparse.Namespace) -> int:
     )
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 1 if report.has_errors else 0
+
+
+def fleet_targets(args: argparse.Namespace):
+    """(prefix, where found) for --all-envs: a -p first, then what conda knows (conda's own list under
+    ``conda torchcheck --all``, the same places found without conda otherwise)."""
+    from pathlib import Path
+
+    from conda_torchcheck.errors import UsageError
+    from conda_torchcheck.inventory.locate import known_envs
+    from conda_torchcheck.messages import translate
+
+    if getattr(args, "name", None):
+        raise UsageError(translate("fleet.all_envs_and_target"))
+    known = getattr(args, "known_envs", None)
+    targets = list(known) if known is not None else known_envs()
+    if getattr(args, "prefix", None):
+        given = Path(args.prefix).expanduser().absolute()
+        targets = [(given, "-p")] + [t for t in targets if t[0].absolute() != given]
+    return targets
+
+
+def execute_fleet(args: argparse.Namespace, fmt: str) -> int:
+    from conda_torchcheck.errors import UsageError
+    from conda_torchcheck.fleet import audit, stderr_progress
+    from conda_torchcheck.render.style import wants_color
+
+    if fmt == "markdown":
+        raise UsageError("--format markdown is not available with --all-envs (text or json)")
+    options = {
+        "hashes": bool(getattr(args, "hashes", False)),
+        "only": split_ids(args.only),
+        "skip": split_ids(args.skip),
+        "lang": getattr(args, "lang", None),
+        "live": not getattr(args, "ignore_environment", False),
+    }
+    doc = audit(fleet_targets(args), options, progress=stderr_progress())
+    if fmt == "json":
+        import json
+
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        from conda_torchcheck.render.fleet import render_fleet_text
+
+        sys.stdout.write(render_fleet_text(doc, lang=args.lang, color=wants_color(sys.stdout)))
+    return int(doc["exit_code"])

@@ -181,7 +181,9 @@ def execute(raw: argparse.Namespace | tuple[str, ...] | list[str]) -> int:
     args.verbose = max(int(getattr(args, "verbose", 0) or 0), int(context.verbosity or 0))
 
     def run(parsed: argparse.Namespace) -> int:
-        if getattr(parsed, "_torchcheck_target", False):
+        if getattr(parsed, "all_envs", False):
+            known_by_conda(parsed, context)
+        elif getattr(parsed, "_torchcheck_target", False):
             resolve_target(parsed, context)
         return module.execute(parsed)
 
@@ -199,20 +201,18 @@ def report_input_error(exc: Exception, wants_json: bool) -> int:
         return print_input_error(exc, json_output=False)
     from conda.exceptions import CondaError
 
+    from conda_torchcheck.schema import header
+
     class TorchcheckInputError(CondaError):
         return_code = 2
 
         def __init__(self, message: str, hint: str | None) -> None:
             # conda formats its message with the keyword arguments: a literal % (WinError texts) must survive
-            super().__init__(message.replace("%", "%%"), hint=hint, schema=ERROR_SCHEMA, tool="conda-torchcheck")
+            super().__init__(message.replace("%", "%%"), hint=hint, exit_code=2, **header("error"))
 
     TorchcheckInputError.__name__ = TorchcheckInputError.__qualname__ = type(exc).__name__
     TorchcheckInputError.__module__ = type(exc).__module__
     raise TorchcheckInputError(str(exc), getattr(exc, "hint", None)) from exc
-
-
-#: ``schema`` of an error document (the success documents' ``schema`` too)
-ERROR_SCHEMA = 1
 
 
 def resolve_target(args: argparse.Namespace, context) -> None:
@@ -234,3 +234,19 @@ def resolve_target(args: argparse.Namespace, context) -> None:
         raise TargetError(f"no environment named '{name}'", hint="conda looked in " + looked_in)
     args.prefix = prefix
     args.name = None
+
+
+def known_by_conda(args: argparse.Namespace, context) -> None:
+    """``conda torchcheck --all``: the envs conda itself lists (``conda env list``), a ``-p`` expanded."""
+    from pathlib import Path
+
+    from conda.core.envs_manager import list_all_known_prefixes
+
+    root = os.path.normcase(os.path.realpath(str(context.root_prefix)))
+    known = []
+    for prefix in list_all_known_prefixes():
+        where = "base" if os.path.normcase(os.path.realpath(prefix)) == root else "conda env list"
+        known.append((Path(prefix), where))
+    args.known_envs = known
+    if getattr(args, "prefix", None):
+        args.prefix = os.path.abspath(os.path.expanduser(args.prefix))

@@ -192,3 +192,36 @@ def resolve_target(prefix: str | None, name: str | None, environ: Mapping[str, s
     if name:
         return resolve_name(name, environ)
     return default_prefix(environ)
+
+
+def known_envs(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[tuple[Path, str]]:
+    """Every env conda knows on this machine, found the way conda finds them, without conda: the base
+    installations, each folder of the envs dirs that holds ``conda-meta``, and ``~/.conda/environments.txt``.
+    (prefix, where it was found), each prefix once, in that order; folders that no longer exist are left out,
+    as conda leaves them out."""
+    environ = os.environ if environ is None else environ
+    home = home or Path.home()
+    found: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+
+    def add(prefix: Path, where: str) -> None:
+        try:
+            key = os.path.normcase(os.path.realpath(prefix))
+        except OSError:
+            key = os.path.normcase(str(prefix))
+        if key not in seen and (prefix / "conda-meta").is_dir():
+            seen.add(key)
+            found.append((prefix, where))
+
+    for root in _conda_roots(environ, home):
+        add(root, "base")
+    for directory in envs_dirs(environ, home):
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            add(directory / name, str(directory))
+    for entry in _environments_txt(home):
+        add(entry, str(home / ".conda" / "environments.txt"))
+    return found

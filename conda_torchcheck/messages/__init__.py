@@ -255,6 +255,7 @@ _HEAD_FILES = {
     "markdown": "core.toml",
     "report": "core.toml",
     "severity": "core.toml",
+    "fleet": "core.toml",
     "tree": "tc3_windows.toml",
     "win": "tc3_windows.toml",
     "envspec": "tc6_envspec.toml",

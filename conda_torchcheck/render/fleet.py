@@ -1,0 +1,42 @@
+"""Text for ``check --all-envs``: one line per env (verdict, name or path, torch, worst finding) and a total."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conda_torchcheck.messages import translate
+from conda_torchcheck.render.style import paint
+
+_COLOURS = {"errors": "red", "warnings": "yellow", "ok": "green", "no-torch": "dim", "unreadable": "red"}
+
+
+def _torch_text(entry: dict[str, Any], lang: str | None) -> str:
+    torch = entry["torch"]
+    if torch is None or not torch.get("version"):
+        return translate("fleet.no_torch", lang)
+    details = ", ".join(v for v in (torch.get("source"), torch.get("variant")) if v and v != "unknown")
+    return f"torch {torch['version']}" + (f" ({details})" if details else "")
+
+
+def render_fleet_text(doc: dict[str, Any], *, lang: str | None = None, color: bool = False) -> str:
+    entries = doc["envs"]
+    labels = {e["prefix"]: e["name"] or e["prefix"] for e in entries}
+    width = min(max((len(v) for v in labels.values()), default=0), 40)
+    out = [paint(translate("fleet.header", lang, count=len(entries)), "bold", color)]
+    for e in entries:
+        verdict = translate(f"fleet.verdict.{e['verdict'].replace('-', '_')}", lang)
+        label = labels[e["prefix"]]
+        if e["status"] == "unreadable":
+            detail = e["error"]["message"] if e["error"] else ""
+            line = f"  {verdict:<10} {label:<{width}}  {detail}"
+        else:
+            worst = e["worst"]
+            tail = f"  {worst['id']} {worst['title']}" if worst and worst["severity"] != "info" else ""
+            line = f"  {verdict:<10} {label:<{width}}  {_torch_text(e, lang)}{tail}"
+        out.append(paint(line, _COLOURS.get(e["verdict"], ""), color) if color else line)
+    s = doc["summary"]
+    out.append("")
+    out.append(translate("fleet.summary", lang, **s))
+    if any(e["status"] == "checked" and e["verdict"] in ("errors", "warnings") for e in entries):
+        out.append(translate("fleet.details", lang))
+    return "\n".join(out) + "\n"

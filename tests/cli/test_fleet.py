@@ -1,0 +1,104 @@
+"""check --all-envs: every env conda knows (base, envs dirs, environments.txt) plus -p, one line each and a total;
+JSON is one document; an env that cannot be read is a line, not the end; the exit code is the worst."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conda_torchcheck import fleet
+from conda_torchcheck.cli.main import main
+from conda_torchcheck.inventory.locate import known_envs
+from tests.checks.tc_helpers import healthy
+from tests.cli.test_main_check import broken
+from tests.envbuilder import EnvBuilder
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch):
+    """A home with a miniforge base, three named envs (healthy, broken, no torch) and one listed only in
+    environments.txt."""
+    home = Path(os.environ["HOME"])
+    base = EnvBuilder(home / "miniforge3", layout="conda")
+    (base.prefix / "condabin").mkdir()
+    base.conda_record("conda", "25.1.1", "py311h38be061_0")
+    healthy(EnvBuilder(home / "miniforge3" / "envs" / "good", layout="conda"))
+    broken(EnvBuilder(home / "miniforge3" / "envs" / "bad", layout="conda"))
+    EnvBuilder(home / "miniforge3" / "envs" / "empty", layout="conda")
+    elsewhere = healthy(EnvBuilder(tmp_path / "projects" / "proj-env", layout="conda"))
+    (home / ".conda").mkdir(exist_ok=True)
+    (home / ".conda" / "environments.txt").write_text(f"{base.prefix}\n{elsewhere.prefix}\n{tmp_path}/gone\n")
+    for var in ("CONDA_EXE", "CONDA_ROOT", "MAMBA_ROOT_PREFIX", "CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "CONDARC"):
+        monkeypatch.delenv(var, raising=False)
+    return home, elsewhere.prefix
+
+
+def test_known_envs_finds_base_envs_dirs_and_environments_txt(machine):
+    home, elsewhere = machine
+    found = known_envs()
+    prefixes = [p for p, _ in found]
+    base = home / "miniforge3"
+    assert prefixes[:1] == [base]
+    assert {base / "envs" / n for n in ("good", "bad", "empty")} <= set(prefixes)
+    assert prefixes[-1] == elsewhere and len(prefixes) == len(set(prefixes)) == 5  # `gone` no longer exists
+
+
+def test_text_one_line_per_env_and_a_total(machine, capsys):
+    code = main(["check", "--all-envs"])
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "5 environment(s) on this machine:"
+    by_name = {
+        name: line
+        for line in lines[1:6]
+        for name in ("good", "bad", "empty", "base", "proj-env")
+        if f" {name} " in line
+    }
+    assert by_name["bad"].split()[0] == "ERROR" and "TC104" in by_name["bad"]
+    assert by_name["good"].split()[0] in ("ok", "WARNING") and "torch 2.5.1 (conda" in by_name["good"]
+    assert by_name["empty"].startswith("  no torch") and "torch not installed" in by_name["empty"]
+    assert "5 environment(s): " in out and "1 with errors" in out
+    assert code == 1  # the worst: an error finding
+
+
+def test_an_unreadable_env_is_reported_not_fatal(machine, capsys, tmp_path):
+    code = main(["check", "--all-envs", "-p", str(tmp_path / "no-such-env"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    first = doc["envs"][0]
+    assert (
+        first["status"] == "unreadable"
+        and first["found_in"] == ["-p"]
+        and "does not exist" in first["error"]["message"]
+    )
+    assert doc["summary"] == {"envs": 6, "ok": 1, "warnings": 1, "errors": 1, "no_torch": 2, "unreadable": 1} or (
+        doc["summary"]["envs"] == 6 and doc["summary"]["unreadable"] == 1
+    )
+    assert code == doc["exit_code"] == 2
+
+
+def test_json_is_one_document_with_one_report_per_env(machine, capsys):
+    assert main(["check", "--all-envs", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kind"] == "fleet" and len(doc["envs"]) == 5
+    for entry in doc["envs"]:
+        assert entry["report"]["kind"] == "report" and entry["report"]["target"]["prefix"] == entry["prefix"]
+
+
+def test_parallel_and_sequential_agree(machine):
+    targets = known_envs()
+    options = {"hashes": False, "only": [], "skip": [], "lang": None, "live": False}
+    one = fleet.audit(targets, options, workers=1)
+    two = fleet.audit(targets, options, workers=2)
+
+    def strip(doc):
+        return [{k: v for k, v in e.items() if k != "seconds"} for e in doc["envs"]]
+
+    assert strip(one) == strip(two) and one["summary"] == two["summary"]
+
+
+def test_name_and_all_envs_do_not_mix(machine, capsys):
+    assert main(["check", "--all-envs", "-n", "good"]) == 2
+    assert "--all-envs" in capsys.readouterr().err
