@@ -65,6 +65,21 @@ def _channels_ev(ctx: RuleContext) -> list[dict[str, Any]]:
     return [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or ()]
 
 
+def _channel_build(build: str | None) -> bool:
+    """``py3.11_cuda12.4_cudnn9_0`` / ``py3.9_cpu_0``: a build string of the pytorch channel."""
+    import re
+
+    return bool(build) and re.match(r"py[23](?:\.\d+|\d+)_(?:cuda|cu\d|cpu|rocm)", build.lower()) is not None
+
+
+def _pytorch_cuda_major(i: Intent) -> int | None:
+    dep = i.deps.get("pytorch-cuda")
+    if dep is None or dep.spec is None:
+        return None
+    head = (dep.spec.exact or dep.spec.minor or "").split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
 def defaults_first(i: Intent) -> Any:
     """The classic CPU-build file: Anaconda's defaults listed before the pytorch channel, an unprefixed
     pytorch and the old CUDA selector (cudatoolkit): conda takes pytorch from defaults, which had builds for
@@ -130,6 +145,8 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
     if wants_pytorch_channel and "pytorch" in names:
         torch = i.deps.get("pytorch")
         prefixed = torch is not None and torch.spec is not None and torch.spec.channel_name == "pytorch"
+        # `pytorch=1.11.0=py3.10_cpu_0` names a build only the pytorch channel has: the order cannot pick another
+        prefixed = prefixed or bool(torch is not None and torch.spec is not None and _channel_build(torch.spec.build))
         first = next((c for c in ctx.file.channels or () if c.name in ("conda-forge", "defaults", "anaconda")), None)
         if not prefixed and first is not None and names.index(first.name) < names.index("pytorch"):
             yield finding(
@@ -152,7 +169,8 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
             channel=first_default.text,
             cudatoolkit=dep.text,
         )
-    if "pytorch-cuda" in i.deps and "nvidia" in names and "conda-forge" in names:
+    # conda-forge has the split CUDA packages from 12.0 only; for pytorch-cuda 11.x they come from nvidia anyway
+    if "pytorch-cuda" in i.deps and "nvidia" in names and "conda-forge" in names and _pytorch_cuda_major(i) != 11:
         if names.index("conda-forge") < names.index("nvidia"):
             yield finding(
                 "TC602",
@@ -435,34 +453,29 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
             conda=dep.text,
             pip=item.text,
         )
-    # torchvision / torchaudio from the other manager than torch
+    # torchvision / torchaudio from the other manager than torch: one finding for the file, every entry in it
     if torch_conda is not None:
+        others = []
         for name in ("torchvision", "torchaudio"):
-            vcs = i.pip_vcs.get(name)
-            if vcs is not None and name not in i.pip and name not in i.deps:
-                # built from source by pip (git+https://github.com/pytorch/vision): against whatever torch pip
-                # sees, and its torch requirement can pull a PyPI torch over conda's
-                yield finding(
-                    "TC606",
-                    Severity.WARNING,
-                    variant="cross",
-                    evidence=_ev(ctx, torch=_at(torch_conda), other=_at(vcs)),
-                    fixes=[Fix("file", msg("TC606.cross.fix", package=name))],
-                    package=name,
-                    torch_manager="conda",
-                    other_manager="pip",
-                )
-            if name in i.pip and name not in i.deps:
-                yield finding(
-                    "TC606",
-                    Severity.WARNING,
-                    variant="cross",
-                    evidence=_ev(ctx, torch=_at(torch_conda), other=_at(i.pip[name])),
-                    fixes=[Fix("file", msg("TC606.cross.fix", package=name))],
-                    package=name,
-                    torch_manager="conda",
-                    other_manager="pip",
-                )
+            if name in i.deps:
+                continue
+            # pip's wheel, or a build from source (git+https://github.com/pytorch/vision) against whatever torch
+            # pip sees, whose torch requirement can pull a PyPI torch over conda's
+            item = i.pip.get(name) or i.pip_vcs.get(name)
+            if item is not None:
+                others.append((name, item))
+        if others:
+            names = ", ".join(n for n, _ in others)
+            yield finding(
+                "TC606",
+                Severity.WARNING,
+                variant="cross",
+                evidence=_ev(ctx, torch=_at(torch_conda), others=[_at(item) for _, item in others]),
+                fixes=[Fix("file", msg("TC606.cross.fix", package=names))],
+                package=names,
+                torch_manager="conda",
+                other_manager="pip",
+            )
 
 
 def _conda_dependency(ctx: RuleContext) -> Iterator[Finding]:
@@ -730,8 +743,10 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
         item = i.pip.get(name)
         if item is None or item.line.url or item.line.specifier:
             continue
-        if name != "torch" and "torch" not in i.pip and conda_pytorch:
-            continue  # TC606 (cross) says what is wrong with a pip companion of a conda torch
+        if name != "torch" and ("torch" in i.pip or conda_pytorch):
+            # pip's resolver pairs an unpinned torchvision with the torch it installs (each wheel pins one
+            # torch); beside a conda torch TC606 (cross) says what is wrong with it
+            continue
         pip_loose.append(item)
     fix_with_env = Fix(
         "file", msg("TC611.fix"), (f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} -p <env> --write",)

@@ -29,7 +29,8 @@ EXPECTED: dict[str, tuple[set[str], set[str]]] = {
     "pip_index_url": (set(), set()),
     "pip_index_hides_pypi": ({"TC603", "TC607"}, set()),
     "pip_missing_index": ({"TC607"}, set()),
-    "conda_and_pip_torch": ({"TC603", "TC606", "TC611"}, set()),
+    # pip torchaudio beside conda torch is TC606 (cross), not TC611
+    "conda_and_pip_torch": ({"TC603", "TC606"}, set()),
     "tsinghua_mirror": ({"TC613"}, set()),
     "conda_env_export": ({"TC606"}, set()),
     # no base channel: nodefaults needs one, and which (defaults or conda-forge) is the user's choice
