@@ -7,6 +7,7 @@ torch DLL the error message blames, the places searched in order, and the fix fo
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,32 @@ def _elsewhere(ctx: CheckContext, graph, name: str) -> list[str]:
     return [str(p) for p in places]
 
 
+_CUDA_MAJOR = re.compile(r"^(?P<stem>[a-z_]+?64_)(?P<major>\d+)\.dll$")
+
+
+def other_cuda_majors(ctx: CheckContext, graph, name: str) -> list[str]:
+    """Files of the same CUDA library with another major (cudnn64_8.dll for cudnn64_9.dll, cublas64_11.dll for
+    cublas64_12.dll) where torch keeps its CUDA DLLs or the load searches."""
+    m = _CUDA_MAJOR.match(name.lower())
+    if m is None:
+        return []
+    model = graph.process
+    folders = [p.directory for p in model.default_dirs() if p.directory is not None]
+    if ctx.torch.package_dir is not None:
+        folders.insert(0, fs.find_child(ctx.torch.package_dir, "lib"))
+    folders.append(fs.find_path(ctx.env.prefix, "Library", "bin"))
+    folders.extend(local for _text, local in model.path_entries or ())
+    found: list[str] = []
+    for folder in folders:
+        if folder is None:
+            continue
+        for entry_name, entry in sorted(fs.listing(folder).items()):
+            other = _CUDA_MAJOR.match(entry_name)
+            if other and other["stem"] == m["stem"] and other["major"] != m["major"] and str(entry) not in found:
+                found.append(str(entry))
+    return found
+
+
 def _fallback_note(graph, importer: Path, name: str) -> str | None:
     module = graph.module(importer)
     if module is None:
@@ -165,7 +192,7 @@ def _fixes(ctx: CheckContext, graph, variant: str, names: list[str]) -> list[Fix
                 commands=(f'{py} -m pip install "torch>=2.4.1"{pip_index(ctx)}',),
             )
         ]
-    if variant in ("torch_file", "cuda"):
+    if variant in ("torch_file", "cuda", "cuda_major"):
         return reinstall_fixes(ctx)
     if variant == "python":
         version = t.version or ""
@@ -255,7 +282,15 @@ def _finding(ctx: CheckContext, graph, variant: str, misses: list[Miss]) -> Find
                     found[name] = f"{path} ({version})" if version else str(path)
         if found:
             evidence["runtime_found"] = found
+    others: list[str] = []
+    if variant == "cuda":
+        others = other_cuda_majors(ctx, graph, first.name)
+        if others:
+            # cudnn64_8.dll where torch imports cudnn64_9.dll: a CUDA library of another major, not a missing file
+            variant = "cuda_major"
+            evidence["other_major"] = others
     params = {
+        "others": ", ".join(others),
         "dll": first.name,
         "dlls": ", ".join(names),
         "importer": importer.name,

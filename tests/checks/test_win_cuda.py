@@ -135,3 +135,24 @@ def test_no_driver_and_unknown_system32(tmp_path):
     (f,) = win_cuda_driver.CHECK.run(wl.context(b.prefix, system_root=win, path=""))
     assert (f.severity, f.title.key) == (Severity.WARNING, "TC313.none.title")
     assert list(win_cuda_driver.CHECK.run(wl.context(b.prefix, path=""))) == []  # System32 not examined
+
+
+@pytest.mark.realdata
+def test_cudnn_of_another_major_is_named(tmp_path):
+    """torch's CUDA DLL (cuda_user.dll: imports cudnn64_9.dll and cublas64_12.dll) beside cuBLAS 12 and cuDNN 8
+    only: TC301 says which major is there instead of just "missing"."""
+    from conda_torchcheck.checks import win_missing
+
+    base = wl.python_org_base(tmp_path / "Python311")
+    venv = wl.venv_on(tmp_path, base)
+    lib = venv.torch_package("2.4.0+cu124", cuda="12.4") / "lib"
+    wl.link_or_copy(wl.fixture("mingw/cuda_user.dll"), lib / "torch_cuda.dll")
+    for name in ("cublas64_12.dll", "cudnn64_8.dll"):
+        wl.link_or_copy(cudart(), lib / name)  # only names matter; cublasCreate_v2 is checked within torch's files
+    win = wl.fake_windows(tmp_path / "Windows")
+    findings = [f for f in win_missing.CHECK.run(wl.context(venv.prefix, system_root=win, path="")) if f.id == "TC301"]
+    (f,) = findings
+    assert f.title.key == "TC301.cuda_major.title"
+    assert f.evidence["missing"] == "cudnn64_9.dll"
+    assert f.evidence["other_major"] == [str(lib / "cudnn64_8.dll")]
+    assert "cudnn64_8.dll" in f.title.render("zh_CN")
