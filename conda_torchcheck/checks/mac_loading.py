@@ -1,4 +1,4 @@
-"""TC450/TC451/TC453: what dyld would fail on when ``import torch`` runs on macOS.
+"""TC450/TC451/TC453/TC456: what dyld would fail on (or silently substitute) when ``import torch`` runs on macOS.
 
 All facts come from the simulated import (``loader.macos``): which file each load command resolves to and how,
 every place tried for a miss (in dyld's order, with dyld's reason for each), and the candidates dyld skipped
@@ -28,6 +28,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _architecture(ctx, load)
     yield from _minimum_macos(ctx, load)
     yield from _missing(ctx, load)
+    yield from _substituted(ctx, load)
 
 
 def _reasons(dep) -> list[str]:
@@ -171,10 +172,64 @@ def _minimum_macos(ctx: CheckContext, load: macos.MacLoad) -> Iterator[Finding]:
             )
 
 
+# --- TC456 ------------------------------------------------------------------------------------------------
+
+
+def _substituted(ctx: CheckContext, load: macos.MacLoad) -> Iterator[Finding]:
+    """torch's own dylib resolved outside torch's package: an earlier LC_RPATH (the build machine's
+    /Users/runner/...), DYLD_LIBRARY_PATH or a copy loaded first by install name wins over torch/lib."""
+    pkg = ctx.torch.package_dir
+    if pkg is None:
+        return
+    seen: set[str] = set()
+    for module, dep in load.graph.iter_edges():
+        res = dep.resolution
+        if res is None or res.path is None or not dep.name.startswith("@rpath/"):
+            continue
+        library = dep.name.rsplit("/", 1)[-1]
+        if library in seen or not common.ships_with_torch(ctx, library) or not (pkg / "lib" / library).is_file():
+            continue
+        if not _inside(module.path, pkg) or _inside(res.path, pkg):
+            continue
+        seen.add(library)
+        how = common.describe_place(res.found_by)
+        fixes = [common.reinstall_torch_fix(ctx, msg("TC456.fix.reinstall_torch"))]
+        if res.found_by.step == macos.STEP_DYLD_LIBRARY_PATH:
+            fixes.insert(0, Fix("system", msg("TC456.fix.unset_dyld", directory=res.found_by.note or "")))
+        else:
+            fixes.insert(0, Fix("system", msg("TC456.fix.remove_copy", path=str(res.path))))
+        yield finding(
+            "TC456",
+            Severity.WARNING,
+            library=library,
+            path=str(res.path),
+            needed_by=str(module.path),
+            how=how,
+            expected=str(pkg / "lib" / library),
+            evidence={
+                "library": dep.name,
+                "loads": str(res.path),
+                "found_by": how,
+                "torch_copy": str(pkg / "lib" / library),
+                "needed_by": str(module.path),
+                "chain": common.chain(load.graph, res.path),
+            },
+            fixes=fixes,
+        )
+
+
+def _inside(path, folder) -> bool:
+    try:
+        path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
 CHECK = Check(
     name="mac_loading",
-    ids=("TC450", "TC451", "TC453"),
-    summary="dylibs dyld cannot load for torch: not found, wrong architecture, built for a newer macOS",
+    ids=("TC450", "TC451", "TC453", "TC456"),
+    summary="dylibs dyld cannot load for torch (not found, wrong architecture, too new a macOS) or takes elsewhere",
     run=run,
     platforms=("darwin",),
 )

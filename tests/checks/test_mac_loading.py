@@ -109,3 +109,33 @@ def test_pip_torch_over_conda_pytorch_on_a_macos_layout(make_env):
     findings = run_check(b, "pip_conda")
     assert [f.id for f in findings] == ["TC202"]
     assert "conda-meta/pytorch-2.5.1-cpu_generic_py311_h0000000_0.json" in findings[0].explanation.render()
+
+
+def test_build_machine_rpath_wins_on_a_mac_that_has_that_folder(arm64_env, tmp_path):
+    """torch 2.5.1's _C.so tries /Users/runner/work/_temp/anaconda/envs/wheel_py311/lib before @loader_path/lib."""
+    import shutil
+
+    builder, pkg = arm64_env
+    root = system_root(tmp_path / "root", "14.5")
+    stray = root / "Users/runner/work/_temp/anaconda/envs/wheel_py311/lib"
+    stray.mkdir(parents=True)
+    shutil.copy(pkg / "lib" / "libtorch_python.dylib", stray / "libtorch_python.dylib")
+    [f] = run_check(builder, "mac_loading", system_root=root)
+    assert f.id == "TC456" and f.severity is Severity.WARNING
+    assert f.evidence["loads"] == str(stray / "libtorch_python.dylib")
+    assert f.evidence["found_by"].startswith("LC_RPATH")
+    assert f.evidence["torch_copy"] == str(pkg / "lib" / "libtorch_python.dylib")
+    assert f.fixes[0].summary.key == "TC456.fix.remove_copy"
+
+
+def test_dyld_library_path_copy_of_libc10_wins(arm64_env):
+    import shutil
+
+    builder, pkg = arm64_env
+    other = builder.prefix / "old_torch_lib"
+    other.mkdir()
+    shutil.copy(pkg / "lib" / "libc10.dylib", other / "libc10.dylib")
+    findings = run_check(builder, "mac_loading", env={"DYLD_LIBRARY_PATH": str(other)})
+    assert [f.id for f in findings] == ["TC456"]
+    assert findings[0].evidence["loads"] == str(other / "libc10.dylib")
+    assert findings[0].fixes[0].summary.key == "TC456.fix.unset_dyld"
