@@ -532,9 +532,17 @@ def parse_pip_line(text: str) -> PipLine:
         if option in ("--editable", "--requirement", "--constraint"):
             return PipLine(raw=raw, kind="other", option=option, value=value)
         return PipLine(raw=raw, kind="option", option=option or head.strip(), value=value)
+    # per-requirement options (`--hash=...`, `--config-settings ...`, and the `-f URL` people put there, which
+    # pip does not take on a requirement line) are not part of the PEP 508 requirement
+    opt = re.search(r"\s-{1,2}[A-Za-z]", s)
+    if opt is not None:
+        s = s[: opt.start()].strip()
     m = _REQ_RE.match(s)
     if not m or "/" in m.group("name") or s.startswith((".", "/")):
         return PipLine(raw=raw, kind="other")
+    parsed = _pep508(s)
+    if parsed is not None:
+        return replace(parsed, raw=raw)
     return PipLine(
         raw=raw,
         kind="requirement",
@@ -543,6 +551,26 @@ def parse_pip_line(text: str) -> PipLine:
         url=m.group("url"),
         marker=(m.group("marker") or "").strip() or None,
         extras=m.group("extras") or "",
+    )
+
+
+def _pep508(text: str) -> PipLine | None:
+    """``text`` read by packaging's PEP 508 parser (what pip uses): name, extras, specifier, URL, marker."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return None
+    spec = ",".join(sorted(str(sp) for sp in req.specifier)) if len(req.specifier) > 1 else str(req.specifier)
+    return PipLine(
+        raw=text,
+        kind="requirement",
+        name=normalize(req.name),
+        specifier=spec,
+        url=req.url,
+        marker=str(req.marker) if req.marker is not None else None,
+        extras=("[" + ",".join(sorted(req.extras)) + "]") if req.extras else "",
     )
 
 

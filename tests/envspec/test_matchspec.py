@@ -140,3 +140,31 @@ def test_torch_indexes():
 )
 def test_channel_names(text, name):
     assert channel_name(text) == name
+
+
+@pytest.mark.parametrize(
+    "text, name, specifier, exact, tag",
+    [
+        (
+            "torch==2.0.1+cu118 -f https://download.pytorch.org/whl/torch_stable.html",
+            "torch",
+            "==2.0.1+cu118",
+            "2.0.1+cu118",
+            "cu118",
+        ),
+        ("torch==2.1.0 --hash=sha256:abc", "torch", "==2.1.0", "2.1.0", None),
+        ("torch >= 1.10, < 2", "torch", "<2,>=1.10", None, None),
+        ("torchmetrics==v0.6.0", "torchmetrics", "==v0.6.0", "v0.6.0", None),
+        ("torch==2.3.0+cu121 # pinned", "torch", "==2.3.0+cu121", "2.3.0+cu121", "cu121"),
+        ("torch~=2.1.0", "torch", "~=2.1.0", None, None),
+    ],
+)
+def test_pip_requirements_are_pep_508(text, name, specifier, exact, tag):
+    line = parse_pip_line(text)
+    assert (line.kind, line.name, line.specifier, line.exact, line.local_tag) == (
+        "requirement",
+        name,
+        specifier,
+        exact,
+        tag,
+    )
