@@ -9,8 +9,8 @@ from conda_torchcheck import __version__
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.inventory.model import Environment, HostFacts
 from conda_torchcheck.inventory.torch import TORCH_FAMILY_CONDA, TorchInfo
+from conda_torchcheck.schema import SCHEMA_VERSION
 
-SCHEMA_VERSION = 1
 TORCH_FAMILY_PIP = ("torch", "torchvision", "torchaudio", "triton", "intel-openmp", "mkl")
 
 
@@ -58,6 +58,7 @@ class Report:
         doc: dict[str, Any] = {
             "schema": SCHEMA_VERSION,
             "tool": {"name": "conda-torchcheck", "version": __version__},
+            "kind": "report",
             "target": {
                 "prefix": str(env.prefix),
                 "name": env.name,

@@ -133,17 +133,14 @@ def run_verb(args: argparse.Namespace) -> int:
         messages.set_language(previous)
 
 
-#: ``schema`` of every JSON document the tool prints, reports and errors alike
-SCHEMA_VERSION = 1
-
-
 def error_document(exc: BaseException) -> dict[str, object]:
     """An input problem as JSON: conda's error keys (``error``, ``exception_name``, ``exception_type``,
     ``message``, as ``conda install --json`` prints them) plus the tool, its schema version, hint and exit code."""
+    from conda_torchcheck.schema import header
+
     name = type(exc).__name__
     return {
-        "schema": SCHEMA_VERSION,
-        "tool": {"name": "conda-torchcheck", "version": __version__},
+        **header("error"),
         "error": f"{name}: {exc}",
         "exception_name": name,
         "exception_type": str(type(exc)),

@@ -31,7 +31,9 @@ def execute(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         import json
 
-        doc = {"schema": 1, "id": None if wanted is None else page.stem, "path": str(page), "text": text}
+        from conda_torchcheck.schema import header
+
+        doc = {**header("docs"), "id": None if wanted is None else page.stem, "path": str(page), "text": text}
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     elif args.path:
         print(page)

@@ -34,6 +34,7 @@ def _prefix(args: argparse.Namespace) -> Path:
 
 def execute(args: argparse.Namespace) -> int:
     from conda_torchcheck.hooks.activation import install as activation
+    from conda_torchcheck.schema import header
     from conda_torchcheck.messages import translate
 
     lang = getattr(args, "lang", None)
@@ -49,7 +50,7 @@ def execute(args: argparse.Namespace) -> int:
                 "unchanged": result.unchanged,
                 "removed": result.removed,
             }
-            print(json.dumps(doc, ensure_ascii=False))
+            print(json.dumps({**header("hooks"), **doc}, ensure_ascii=False))
         elif result.written or result.removed:
             print(
                 translate(
@@ -71,7 +72,7 @@ def execute(args: argparse.Namespace) -> int:
                 "removed": removed.removed,
                 "removed_dirs": removed.removed_dirs,
             }
-            print(json.dumps(doc, ensure_ascii=False))
+            print(json.dumps({**header("hooks"), **doc}, ensure_ascii=False))
         elif removed.removed:
             print(
                 translate(
@@ -87,7 +88,7 @@ def execute(args: argparse.Namespace) -> int:
         raise TargetError(translate("activation_hooks.not_conda_env", lang, prefix=str(prefix)))
     state = activation.status(prefix, activation.current_facts(prefix))
     if as_json:
-        print(json.dumps({"action": "status", **state.to_dict()}, ensure_ascii=False))
+        print(json.dumps({**header("hooks"), "action": "status", **state.to_dict()}, ensure_ascii=False))
         return 0
     print(translate("activation_hooks.status_header", lang, directory=str(state.directory)))
     for f in state.files:

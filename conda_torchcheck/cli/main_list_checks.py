@@ -38,7 +38,9 @@ def execute(args: argparse.Namespace) -> int:
             }
             for c in checks
         ]
-        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+        from conda_torchcheck.schema import header
+
+        json.dump({**header("checks"), "checks": doc}, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     print(translate("cli.list_checks_header", args.lang))

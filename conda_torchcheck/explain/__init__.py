@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Diagnosis", "Explanation", "Match", "PasteClues", "explain", "find_clues", "normalize_text", "recognise"]
 
-SCHEMA_VERSION = 1
+from conda_torchcheck.schema import SCHEMA_VERSION
 
 
 @dataclass

@@ -193,6 +193,7 @@ def render_tree_json(graph: LoadGraph, *, target: dict[str, Any]) -> str:
     doc = {
         "schema": 1,
         "tool": {"name": "conda-torchcheck", "version": __version__},
+        "kind": "tree",
         "target": target,
         "graph": graph.to_dict(),
         "failed": graph_failed(graph),

@@ -298,3 +298,21 @@ def test_a_broken_parser_setup_breaks_only_conda_torchcheck(conda_cli, conda_hom
     assert rc == 0
     out, err, rc = conda_cli("torchcheck", "-p", conda_home / "still-works")
     assert rc == 2 and "could not be set up (RuntimeError: simulated parser bug)" in err
+
+
+def test_all_envs_through_conda(conda_cli, conda_home):
+    conda_cli("create", "-p", conda_home / "fleet-ok", *CHANNELS, "-y", "pytorch=2.5.1")
+    conda_cli("create", "-p", conda_home / "fleet-empty", "--offline", "-y")
+    out, err, rc = conda_cli("torchcheck", "--all", "--json")
+    doc = one_json_document(out)
+    prefixes = {e["prefix"]: e for e in doc["envs"]}
+    assert str(conda_home / "fleet-ok") in prefixes and str(conda_home / "fleet-empty") in prefixes
+    assert prefixes[str(conda_home / "fleet-empty")]["verdict"] == "no-torch"
+    assert doc["kind"] == "fleet" and rc == doc["exit_code"]
+    out, err, rc = conda_cli("torchcheck", "--all")
+    assert "environment(s) on this machine:" in out.splitlines()[0] and "fleet-ok" in out
+
+
+def test_docs_through_conda(conda_cli):
+    out, err, rc = conda_cli("torchcheck", "docs", "TC301")
+    assert rc == 0 and out.startswith("# TC301")

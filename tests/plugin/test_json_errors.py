@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from tests.plugin.conftest import CONDA, SKIP_REASON
+from tests.schema.test_output_schema import validate
 
 pytestmark = [pytest.mark.skipif(not CONDA, reason=SKIP_REASON), pytest.mark.conda]
 
@@ -48,7 +49,8 @@ def test_input_errors_are_one_conda_style_json_document(tmp_path, argv, name, wo
     assert rc == 2
     assert CONDA_ERROR_KEYS <= set(doc)
     assert doc["exception_name"] == name and words in doc["message"] and doc["error"].startswith(f"{name}: ")
-    assert doc["schema"] == 1 and doc["tool"] == "conda-torchcheck"
+    assert doc["schema"] == 1 and doc["kind"] == "error" and doc["tool"]["name"] == "conda-torchcheck"
+    validate(doc)  # the shipped schema's error document, with conda's caused_by
 
 
 def test_a_malformed_spec_file_with_json(tmp_path):
@@ -57,6 +59,7 @@ def test_a_malformed_spec_file_with_json(tmp_path):
     out, err, rc = conda(tmp_path, "spec", "check", str(spec), "--json")
     doc = json.loads(out)
     assert rc == 2 and doc["exception_name"] == "SpecFileError" and "tab" in doc["message"]
+    validate(doc)
 
 
 def test_without_json_the_error_is_one_line_on_stderr(tmp_path):
