@@ -225,6 +225,8 @@ def verdict(ctx: CheckContext, graph, copy: Copy) -> dict | None:
         return None
     result = {"winner_torch_first": str(torch_copy) if torch_copy else None, "torch_first_version": theirs}
     for rule in vc_minimum(ctx.torch.version):
+        if rule["dll"].lower() == copy.name and theirs and _tuple(theirs)[:2] < _tuple(rule["version"])[:2]:
+            return None  # torch fails in either order: TC302's finding, and "import torch first" would not help
         if rule["dll"].lower() == copy.name and have and _tuple(have)[:2] < _tuple(rule["version"])[:2]:
             return {
                 **result,

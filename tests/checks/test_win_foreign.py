@@ -156,3 +156,8 @@ def test_conda_package_with_an_extension_module_and_its_own_runtime_copy(tmp_pat
     (f,) = run(wl.context(b.prefix, system_root=win, path=""))
     assert f.title.key == "TC311.title" and f.evidence["package"].startswith("conda: qtlike 1.0")
     assert not any("vc14_runtime" in c for fix in f.fixes for c in fix.commands)  # beside its .pyd: no help
+
+
+def test_when_torch_fails_in_either_order_it_is_tc302s(tmp_path):
+    venv, _base, _qt_bin, win = pyqt_venv(tmp_path, system_runtime="msvc-runtime-14.34")
+    assert [f.title.key for f in run(wl.context(venv.prefix, system_root=win, path=""))] == []
