@@ -1,0 +1,351 @@
+"""The classes the real-report corpus showed `explain` missing (issue 12), one mechanism per test.
+
+Texts are short forms of pastes in tests/data/reports (the corpus floor test scores the full pastes); each test
+checks the rule that generalises, not the one paste.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.explain import explain, find_clues
+from conda_torchcheck.explain.diagnose import CONFIRMED, RULED_OUT, confirming_findings, diagnose, rank_causes
+from conda_torchcheck.explain.patterns import mojibake_forms, table
+from conda_torchcheck.explain.recognise import recognise
+from conda_torchcheck.findings import Finding, Severity
+from conda_torchcheck.inventory import load_environment
+from conda_torchcheck.messages import lookup, msg
+
+FINDING_PAGES = Path(__file__).resolve().parents[2] / "conda_torchcheck" / "docs" / "findings"
+
+
+def ranked(text: str) -> list[str]:
+    return explain(text).likely_causes
+
+
+def first(text: str) -> str:
+    causes = ranked(text)
+    assert causes, f"nothing recognised in {text!r}"
+    return causes[0]
+
+
+# --- the table's data is consistent ----------------------------------------------------------------------------
+
+
+def test_every_confirm_entry_names_a_real_finding():
+    pages = {p.stem for p in FINDING_PAGES.glob("TC*.md")}
+    for cause in table().causes.values():
+        for entry in cause.confirm:
+            base = entry.split(".", 1)[0]
+            assert any(page.startswith(base) for page in pages), (cause.id, entry)
+            if "." in entry:
+                assert lookup(f"{entry}.title") is not None, (cause.id, entry)
+
+
+def test_every_cause_has_sources():
+    assert [c.id for c in table().causes.values() if not c.sources] == []
+
+
+@pytest.mark.parametrize("cause_id", sorted(c.id for c in table().causes.values() if c.confirm))
+def test_a_finding_of_the_listed_kind_confirms_the_cause(cause_id):
+    """The `confirm` ids and `mentions` of every checkable cause can be met by a finding (no typo hides it)."""
+    cause = table().causes[cause_id]
+    entry = cause.confirm[0]
+    base, _, variant = entry.partition(".")
+    fields = {"dll": "x.dll", "library": "libx.so.1", "symbol": "sym", "package": "pkg", "module": "mod"}
+    mention = cause.mentions[0].format(**fields) if cause.mentions else ""
+    key = f"{base}.{variant}" if variant else base
+    finding = Finding(base, Severity.ERROR, msg(f"{key}.title"), msg(f"{key}.explanation"), evidence={"m": mention})
+    assert confirming_findings(cause, fields, [finding]) == (finding,)
+
+
+# --- not recognised before -------------------------------------------------------------------------------------
+
+
+def test_cpu_build_and_its_cuda_relatives():
+    assert first("AssertionError: Torch not compiled with CUDA enabled") == "cpu-build-installed"
+    assert first("RuntimeError: Found no NVIDIA driver on your system. Please check") == "no-nvidia-driver"
+    mac = 'File "/Users/me/x.py", line 3\nAssertionError: Torch not compiled with CUDA enabled'
+    assert first(mac) == "no-cuda-on-macos"
+
+
+def test_no_kernel_image_blames_the_package_of_the_last_frame():
+    torch_frame = (
+        '  File "/e/lib/python3.11/site-packages/torch/nn/modules/conv.py", line 456, in forward\n'
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    )
+    assert first(torch_frame) == "gpu-arch-not-in-build"
+    ext_frame = torch_frame.replace("torch/nn/modules/conv.py", "mmcv/ops/nms.py")
+    assert first(ext_frame) == "extension-without-gpu-arch"
+
+
+def test_torch_c_missing_reads_where_torch_init_is():
+    checkout = (
+        '  File "/opt/pytorch/torch/__init__.py", line 84, in <module>\n'
+        "    from torch._C import *\nModuleNotFoundError: No module named 'torch._C'"
+    )
+    assert first(checkout) == "source-checkout-on-path"
+    installed = checkout.replace("/opt/pytorch/torch", "/e/lib/python3.11/site-packages/torch").replace(
+        "ModuleNotFoundError: No module named 'torch._C'", "NameError: name '_C' is not defined"
+    )
+    assert first(installed) == "local-file-shadows-module"
+
+
+def test_windows_dll_errors_without_the_number():
+    assert first("Erro loading “xxx\\Lib\\site-packages\\torch\\lib\\fbgemm.dll” or one of its dependencies.") == (
+        "libomp140-missing"
+    )
+    # an elided prefix is not part of the DLL's name
+    elided = 'OSError: [WinError 126] x. Error loading "...fbgemm.dll" or one of its dependencies.'
+    assert first(elided) == "libomp140-missing"
+    # with the number, the same text is one error, not two
+    [m] = recognise('OSError: [WinError 126] x. Error loading "C:\\t\\lib\\shm.dll" or one of its dependencies.')
+    assert m.pattern_id == "winerror-126"
+
+
+def test_ctypes_wording_names_torch_150_on_python_38():
+    text = (
+        "FileNotFoundError: Could not find module 'c:\\m\\envs\\t\\lib\\site-packages\\torch\\lib\\caffe2_nvrtc.dll' "
+        "(or one of its dependencies). Try using the full path with constructor syntax."
+    )
+    assert first(text) == "old-torch-new-python"
+    # a banner that shows Python 3.7 contradicts it (Python 3.8 changed the DLL search)
+    assert ranked("Python 3.7.7 (tags/v3.7.7) [MSC v.1900 64 bit (AMD64)] on win32\n" + text)[0] != (
+        "old-torch-new-python"
+    )
+
+
+def test_windows_7_is_a_clue_not_a_guess():
+    text = 'OSError: [WinError 126] x. Error loading "C:\\p\\torch\\lib\\shm.dll" or one of its dependencies.'
+    assert "windows-version-unsupported" not in ranked(text)[:3]
+    assert first("I am on Windows 7 SP1.\n" + text) == "windows-version-unsupported"
+
+
+def test_winerror_182_and_1455():
+    ordinal = (
+        'OSError: [WinError 182] The operating system cannot run %1. Error loading "D:\\m\\envs\\r\\Lib\\'
+        'site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.'
+    )
+    assert first(ordinal) == "conda-openmp-packages-clash"
+    assert first("ImportError: DLL load failed: The operating system cannot run %1.") != "wrong-architecture"
+    assert first("OSError: [WinError 1455] The paging file is too small for this operation to complete.") == (
+        "paging-file-too-small"
+    )
+
+
+def test_macos_dyld():
+    assert first("(mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64'))") == (
+        "dyld-arch-mismatch"
+    )
+    omp = "Library not loaded: @rpath/libomp.dylib\n  Referenced from: /x/torch/lib/libtorch_cpu.dylib"
+    assert first(omp) == "macos-libomp-not-bundled"
+    flat = (
+        "ImportError: dlopen(/e/lib/python3.12/site-packages/ext/_C.cpython-312-darwin.so, 0x0002): "
+        "symbol not found in flat namespace '__ZN3c1015SmallVectorBase'"
+    )
+    assert first(flat) == "extension-for-other-torch"
+
+
+# --- Linux extension ABI -------------------------------------------------------------------------------------------
+
+
+def test_elided_extension_paths_still_name_an_extension():
+    sox = "ImportError: ...audio/_torch_sox.cpython-36m-x86_64-linux-gnu.so: undefined symbol: _ZN2at19NonVariable"
+    assert first(sox) == "extension-for-other-torch"
+    tv = "ImportError: /.../site-packages/torchvision/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: _ZN3c10"
+    assert first(tv) == "torchvision-torch-mismatch"
+
+
+def test_c_linkage_torch_abi_symbols_are_an_extension_cause():
+    text = "OSError: /e/site-packages/torchaudio/lib/libtorchaudio.so: undefined symbol: aoti_torch_create_tensor"
+    assert first(text) == "extension-for-other-torch"
+
+
+def test_torchs_own_c_module_is_not_an_extension():
+    text = (
+        "ImportError: /e/lib/python3.11/site-packages/torch/_C.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_"
+    )
+    causes = ranked(text)
+    assert causes[0] == "mixed-torch-files"
+    assert "extension-for-other-torch" not in causes
+
+
+def test_libc10_from_an_extension_means_import_torch_first():
+    assert first("ImportError: libc10.so: cannot open shared object file: No such file or directory") == (
+        "extension-imported-before-torch"
+    )
+
+
+def test_python_c_api_symbol_names_the_interpreter():
+    text = "python: symbol lookup error: /v/lib/python3.6/site-packages/torch/lib/libtorch_python.so: undefined symbol: PySlice_Unpack"  # noqa: E501
+    assert first(text) == "python-patch-lacks-capi"
+
+
+# --- false claims ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lib", ["libcudart.so.10.1", "libcudart.so.9.2", "libcublas.so.10"])
+def test_cuda_10_runtimes_never_come_from_nvidia_wheels(lib):
+    causes = ranked(f"ImportError: {lib}: cannot open shared object file: No such file or directory")
+    assert causes[0] == "extension-built-for-other-cuda"
+    assert "nvidia-wheels-missing" not in causes and "purelib-platlib-split" not in causes
+
+
+def test_cuda_11_runtime_is_still_an_nvidia_wheel_question():
+    causes = ranked("ImportError: libcublas.so.11: cannot open shared object file: No such file or directory")
+    assert "nvidia-wheels-missing" in causes[:2]
+
+
+def test_symbol_version_tag_names_the_provider_and_its_cuda():
+    text = (
+        "ImportError: /v/lib/python3.10/site-packages/nvidia/cusolver/lib/libcusolver.so.11: undefined symbol: "
+        "cusparseSpSV_bufferSize, version libcusparse.so.11"
+    )
+    [m] = recognise(text)
+    assert m.fields["provider"] == "libcusparse.so.11" and m.fields["provider_cuda"] == "11"
+    assert first(text) == "nvidia-wheels-mismatch"
+
+
+# --- ranking from the paste's own clues -----------------------------------------------------------------------------
+
+
+def test_a_python_org_path_doubts_a_conda_only_cause():
+    text = (
+        '  File "C:\\Users\\a\\AppData\\Local\\Programs\\Python\\Python311\\Lib\\site-packages\\torch\\__init__.py"\n'
+        "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    )
+    [d] = explain(text).diagnoses
+    conda = next(c for c in d.causes if c.id == "conda-torch-dependency-missing")
+    assert conda.doubt is not None and conda.rank == len(d.causes)
+    assert "pip" in conda.doubt.render("en")
+    assert explain(text).to_dict("en")["recognised"][0]["causes"][-1]["doubt"]
+
+
+def test_a_torch_version_in_the_paste_doubts_a_version_specific_cause():
+    text = (
+        "pip install torch==2.5.1\n"
+        'OSError: [WinError 126] x. Error loading "C:\\Users\\a\\AppData\\Roaming\\Python\\Python311\\site-packages'
+        '\\torch\\lib\\shm.dll" or one of its dependencies.'
+    )
+    [d] = explain(text).diagnoses
+    mkl = next(c for c in d.causes if c.id == "user-site-mkl")
+    assert mkl.doubt is not None and "2.5.1" in mkl.doubt.render("en")
+    assert d.causes[0].id != "user-site-mkl"
+    # two different torch versions in one paste state nothing
+    assert "torch" not in find_clues("torch==2.3.0 ... torch==2.5.1").facts
+
+
+def test_a_system_python_has_no_env_copy_of_libstdcxx():
+    text = (
+        "ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by "
+        "/usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_python.so)"
+    )
+    causes = ranked(text)
+    assert causes[0] == "system-libstdcxx-too-old"
+    assert causes[-1] == "system-libstdcxx-wins"
+
+
+def test_a_32_bit_python_path_puts_the_32_bit_cause_first():
+    text = (
+        "C:\\Users\\a\\AppData\\Local\\Programs\\Python\\Python37-32\\python.exe -m pip install torch\n"
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)"
+    )
+    assert first(text) == "python-32bit"
+    assert first("ERROR: Could not find a version that satisfies the requirement torch (from versions: none)") == (
+        "python-not-supported"
+    )
+
+
+def test_a_version_list_ending_at_222_is_an_intel_mac():
+    text = "ERROR: Could not find a version that satisfies the requirement torch==2.4.1 (from versions: 2.2.0, 2.2.2)"
+    assert first(text) == "platform-without-wheels"
+
+
+def test_oneapi_and_lib64_clues():
+    ijit = "ImportError: /e/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: iJIT_NotifyEvent"
+    assert first(ijit) == "mkl-ijit"
+    assert first("source /opt/intel/oneapi/setvars.sh\n" + ijit) == "oneapi-mkl-ijit"
+    cudnn = (
+        '  File "/v/lib64/python3.11/site-packages/torch/__init__.py", line 427\n'
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory"
+    )
+    assert first(cudnn) == "purelib-platlib-split"
+
+
+# --- languages and mojibake ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reason", "pattern"),
+    [
+        ("지정된 모듈을 찾을 수 없습니다.", "import-126"),
+        ("Le module spécifié est introuvable.", "import-126"),
+        ("Impossibile trovare il modulo specificato.", "import-126"),
+        ("No se puede encontrar el módulo especificado.", "import-126"),
+        ("No se encontró el proceso especificado.", "import-127"),
+        ("지정된 프로시저를 찾을 수 없습니다.", "import-127"),
+        ("動態連結程式庫 (DLL) 初始化例行程序失敗。", "import-1114"),
+    ],
+)
+def test_localized_reasons(reason, pattern):
+    [m] = recognise(f"ImportError: DLL load failed while importing _C: {reason}")
+    assert m.pattern_id == pattern
+
+
+def test_gbk_console_text_shown_as_broken_utf8_or_cp1252():
+    broken = "找不到指定的模块".encode("gbk").decode("utf-8", errors="replace")
+    cp1252 = "找不到指定的模块".encode("gbk").decode("cp1252", errors="replace")
+    assert broken in mojibake_forms("找不到指定的模块")
+    for text in (broken, cp1252):
+        [m] = recognise(f"ImportError: DLL load failed while importing _C: {text}。")
+        assert m.pattern_id == "import-126", text
+    # a decoder that writes one U+FFFD per byte still matches
+    per_byte = "\ufffd\ufffdҲ\ufffd\ufffd\ufffdָ\ufffd\ufffd\ufffd\ufffdģ\ufffd\ufffd"
+    [m] = recognise(f"ImportError: DLL load failed while importing _C: {per_byte}")
+    assert m.pattern_id == "import-126"
+
+
+def test_utf8_shown_as_cp1252():
+    reason = "Não foi possível encontrar o módulo especificado.".encode().decode("cp1252")
+    [m] = recognise(f"ImportError: DLL load failed while importing _C: {reason}")
+    assert m.pattern_id == "import-126"
+
+
+# --- with an env ----------------------------------------------------------------------------------------------------
+
+
+def _ctx(builder) -> CheckContext:
+    env, host = load_environment(builder.prefix, use_live_host=False)
+    return CheckContext(env, host)
+
+
+def test_cpu_build_is_confirmed_and_the_driver_cause_ruled_out_on_a_cpu_env(make_env):
+    b = make_env(os="linux", layout="venv")
+    b.pip_torch("2.5.1+cpu")
+    ctx = _ctx(b)
+    finding = Finding("TC108", Severity.WARNING, msg("TC108.title"), msg("TC108.explanation"), evidence={})
+    [d], _, _ = diagnose(recognise("AssertionError: Torch not compiled with CUDA enabled"), ctx, findings=[finding])
+    assert d.root_cause is not None and d.root_cause.id == "cpu-build-installed"
+    [d], _, _ = diagnose(recognise("RuntimeError: Found no NVIDIA driver on your system."), ctx, findings=[])
+    assert d.causes[0].status == RULED_OUT  # a CPU build cannot say that
+
+
+def test_extension_imported_before_torch_is_confirmed_by_the_missing_library(make_env):
+    b = make_env(os="linux", layout="venv")
+    b.pip_torch("2.5.1+cpu")
+    finding = Finding(
+        "TC401", Severity.ERROR, msg("TC401.title"), msg("TC401.explanation"), evidence={"missing": "libc10.so"}
+    )
+    text = "ImportError: libc10.so: cannot open shared object file: No such file or directory"
+    [d], _, _ = diagnose(recognise(text), _ctx(b), findings=[finding])
+    assert d.root_cause is not None and d.root_cause.id == "extension-imported-before-torch"
+    assert d.root_cause.status == CONFIRMED
+
+
+def test_rank_causes_without_clues_is_unchanged_by_them():
+    [m] = recognise("ImportError: libc10.so: cannot open shared object file")
+    assert [c.id for c in rank_causes(m)] == [c.id for c in rank_causes(m, clues=find_clues(""))]
