@@ -8,7 +8,7 @@ import pytest
 
 from conda_torchcheck.cli.main import json_requested, main
 
-ERROR_KEYS = {"schema", "tool", "error", "exception_name", "exception_type", "message", "hint", "exit_code"}
+ERROR_KEYS = {"schema", "tool", "kind", "error", "exception_name", "exception_type", "message", "hint", "exit_code"}
 
 
 def run(capsys, *argv: str) -> tuple[dict, str, int]:

@@ -259,7 +259,7 @@ def test_list_checks_text(capsys):
 
 def test_list_checks_json(capsys):
     code, out, err = run(capsys, "list-checks", "--json")
-    doc = json.loads(out)
+    doc = json.loads(out)["checks"]
     by_name = {c["name"]: c for c in doc}
     titles = {i["id"]: i["title"] for c in doc for i in c["ids"]}
     for name in ("channels", "variant", "versions", "mkl_ijit", "pip_conda", "duplicates", "shadowing", "base_env"):

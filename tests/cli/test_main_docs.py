@@ -52,7 +52,7 @@ def test_list_checks_points_at_the_pages(capsys):
     assert main(["list-checks"]) == 0
     assert "conda-torchcheck docs <ID>" in capsys.readouterr().out
     assert main(["list-checks", "--json"]) == 0
-    ids = [i for c in json.loads(capsys.readouterr().out) for i in c["ids"]]
+    ids = [i for c in json.loads(capsys.readouterr().out)["checks"] for i in c["ids"]]
     assert ids and all(Path(i["docs"]["path"]).is_file() for i in ids)
 
 
