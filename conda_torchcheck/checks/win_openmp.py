@@ -52,6 +52,19 @@ def copies_in_reach(ctx: CheckContext, graph) -> list[tuple[Path, str]]:
             if name in ("torch",) or not entry.is_dir() or name.endswith((".dist-info", ".egg-info")):
                 continue
             add(fs.listing(entry).get(NAME), f"package folder {entry.name}")
+    # deeper in a package (pkg\\bin, pkg\\Qt\\bin): from the packages' RECORDs, nothing is walked (issue 14).
+    # Rows outside site-packages (../../Library/bin: the intel-openmp wheel) are the by-name copies above.
+    from conda_torchcheck.loader.windows import read_record
+
+    for dist in ctx.env.distributions:
+        if dist.name.lower() == "torch" or not dist.has_record:
+            continue
+        for row in read_record(dist.record_path):
+            rel = row[0].replace("\\", "/")
+            if rel.lower().endswith("/" + NAME) and not rel.startswith("../") and rel.count("/") >= 2:
+                path = Path(os.path.normpath(os.path.join(str(dist.site), rel)))
+                if path.is_file():
+                    add(path, f"package folder {rel.split('/', 1)[0]}")
     return found
 
 

@@ -57,3 +57,12 @@ def test_package_folder_copy_is_loaded_by_full_path(torch230, tmp_path):
 def test_single_copy_is_fine(torch230, tmp_path):
     win = wl.fake_windows(tmp_path / "Windows")
     assert run(wl.context(torch230.prefix, system_root=win, path="")) == []
+
+
+def test_copy_deeper_in_a_package_is_found_from_its_record(torch230, tmp_path):
+    torch230.dist("ompbound", "1.0", files={"ompbound/_core.pyd": b"MZ", "ompbound/bin/libiomp5md.dll": b""})
+    wl.replace_file(torch230.site_packages / "ompbound" / "bin" / "libiomp5md.dll", wl.openmp_dll().read_bytes())
+    win = wl.fake_windows(tmp_path / "Windows")
+    (f,) = run(wl.context(torch230.prefix, system_root=win, path=""))
+    deep = str(torch230.site_packages / "ompbound" / "bin" / "libiomp5md.dll")
+    assert {row["file"]: row["loaded"] for row in f.evidence["copies"]}[deep] == "package folder ompbound"
