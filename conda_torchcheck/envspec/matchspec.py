@@ -445,6 +445,8 @@ def parse_conda_spec(text: str) -> CondaSpec:
             raise SpecSyntaxError(text)
         if version.endswith((",", "|", "<", ">", "=")):
             raise SpecSyntaxError(text)
+        if any("=" in part.lstrip("<>=!~") for part in re.split(r"[,|]", version)):
+            raise SpecSyntaxError(text)  # conda: "Invalid version '1.13=*': invalid character(s)"
         if build is not None and " " in build:
             opaque = True
     if "version" in brackets:

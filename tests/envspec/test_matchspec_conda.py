@@ -100,6 +100,14 @@ def test_equals_with_a_build_is_exact():
     assert parse_conda_spec("pytorch=2.5").with_(build="cuda*").render() == "pytorch=2.5.*=cuda*"
 
 
+@pytest.mark.parametrize("text", ["pytorch=1.13=*=cuda*", "pytorch >=1.13,<2=*=cuda*", "pytorch >=", "pytorch=="])
+def test_what_conda_refuses_is_refused(text):
+    with pytest.raises(Exception):  # noqa: B017 - conda raises InvalidMatchSpec / InvalidVersionSpec
+        MatchSpec(text)
+    with pytest.raises(SpecSyntaxError):
+        parse_conda_spec(text)
+
+
 def test_a_spec_this_reader_does_not_model_is_not_rewritten():
     assert parse_conda_spec("pytorch[md5=0123abcd]").render_checked() is None
     with pytest.raises(SpecSyntaxError):
