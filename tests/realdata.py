@@ -115,6 +115,12 @@ WHEELS: dict[str, Wheel] = {
         "torch==2.5.1",
         "macosx_11_0_arm64",
     ),
+    "torch-2.4.1-macos-arm64": Wheel(
+        "torch-2.4.1-cp311-none-macosx_11_0_arm64.whl",
+        "ddddbd8b066e743934a4200b3d54267a46db02106876d21cf31f7da7a96f98ea",
+        "torch==2.4.1",
+        "macosx_11_0_arm64",
+    ),
     "torch-2.2.2-macos-x86_64": Wheel(
         "torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl",
         "95b9b44f3bcebd8b6cd8d37ec802048c872d9c567ba52c894bba90863a439059",

@@ -45,6 +45,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.linux_nvidia",
     "conda_torchcheck.checks.linux_openmp",
     "conda_torchcheck.checks.mac_loading",
+    "conda_torchcheck.checks.mac_symbols",
     "conda_torchcheck.checks.mac_x86",
     "conda_torchcheck.checks.mac_openmp",
     "conda_torchcheck.checks.mac_mps",

@@ -751,3 +751,95 @@ def images_loaded(load: MacLoad) -> list[Image]:
 
 def dependency_kind(ref: DylibRef) -> str:
     return KIND_BY_REF.get(ref.kind, "needed")
+
+
+# --- symbols (two-level namespace) --------------------------------------------------------------------------
+
+# special library ordinals (<mach-o/nlist.h>): the image itself, flat lookup, the main executable
+_SELF, _DYNAMIC_LOOKUP, _EXECUTABLE = 0, 0xFE, 0xFF
+
+
+class SymbolMiss(Record):
+    """An undefined symbol that the dylib its two-level ordinal names does not export (dyld: Symbol not found)."""
+
+    __slots__ = ("name", "required_by", "expected_in", "library")
+
+    def __init__(self, name: str, required_by: Path, expected_in: Path, library: str) -> None:
+        self.name = name
+        self.required_by = required_by
+        self.expected_in = expected_in
+        self.library = library  # the load command's name (@rpath/libc10.dylib)
+
+    @property
+    def message(self) -> str:
+        # dyld4 (Loader.cpp) prints "<UUID> path" for both images; the UUID is left out here
+        return (
+            f"Symbol not found: {self.name}\n  Referenced from: {self.required_by}\n"
+            f"  Expected in:     {self.expected_in}"
+        )
+
+
+def check_symbols(load: MacLoad, limit: int = 200) -> list[SymbolMiss]:
+    """Every non-weak undefined symbol of every loaded image, looked up in the export trie of the dylib its
+    library ordinal names (and what that dylib re-exports), as dyld binds a two-level namespace image.
+
+    Symbols bound to the shared cache (system dylibs: no file here), flat-namespace lookups (Python's C API in
+    extension modules) and weak references are not judged.
+    """
+    from conda_torchcheck.binaries.macho import read_exports, read_undefined
+
+    by_path: dict[str, Image] = {str(img.path): img for img in load.dyld.loaded}
+    exports: dict[str, frozenset[str]] = {}
+
+    def exported(img: Image, depth: int = 0) -> frozenset[str]:
+        key = str(img.path)
+        if key not in exports:
+            got = read_exports(img.path, img.slice) if img.slice is not None else frozenset()
+            names = got if isinstance(got, frozenset) else frozenset()
+            exports[key] = names
+            if depth < 8 and img.slice is not None:  # LC_REEXPORT_DYLIB: the re-exported dylib's names count
+                for ref in img.slice.dylibs:
+                    if ref.kind != "reexport":
+                        continue
+                    target = _resolved(img, ref.name)
+                    if target is not None:
+                        exports[key] = exports[key] | exported(target, depth + 1)
+        return exports[key]
+
+    def _resolved(img: Image, name: str) -> Image | None:
+        for dep in img.module.dependencies:
+            if dep.name == name and dep.resolution is not None and dep.resolution.path is not None:
+                return by_path.get(str(dep.resolution.path))
+        return None
+
+    misses: list[SymbolMiss] = []
+    for img in load.dyld.loaded:
+        sl = img.slice
+        if sl is None or not sl.dylibs or sl.symtab is None:
+            continue
+        undefined = read_undefined(img.path, sl)
+        if not isinstance(undefined, tuple):
+            continue
+        for name, ordinal, weak in undefined:
+            if weak or ordinal in (_SELF, _DYNAMIC_LOOKUP, _EXECUTABLE) or ordinal > len(sl.dylibs):
+                continue
+            ref = sl.dylibs[ordinal - 1]
+            if ref.weak:
+                continue
+            target = _resolved(img, ref.name)
+            if target is None:
+                continue  # in the shared cache, or missing (TC450 reports the missing dylib)
+            if name not in exported(target):
+                misses.append(SymbolMiss(name, img.path, target.path, ref.name))
+                if len(misses) >= limit:
+                    return misses
+    return misses
+
+
+def torch_symbol_misses(ctx: Any) -> list[SymbolMiss]:
+    load = torch_load(ctx)
+    if load is None:
+        return []
+    if hasattr(ctx, "memo"):
+        return ctx.memo("macos_symbol_misses", lambda: check_symbols(load))
+    return check_symbols(load)

@@ -139,3 +139,28 @@ def test_dyld_library_path_copy_of_libc10_wins(arm64_env):
     assert [f.id for f in findings] == ["TC456"]
     assert findings[0].evidence["loads"] == str(other / "libc10.dylib")
     assert findings[0].fixes[0].summary.key == "TC456.fix.unset_dyld"
+
+
+def test_libc10_from_torch_241_beside_torch_251_is_symbol_not_found(arm64_env):
+    """Two builds mixed: the real 2.4.1 libc10.dylib lacks symbols the 2.5.1 dylibs bind to it."""
+    import os
+
+    from tests.realdata import extract
+
+    builder, pkg = arm64_env
+    old = extract("torch-2.4.1-macos-arm64", ("torch/lib/libc10.dylib",)) / "torch" / "lib" / "libc10.dylib"
+    os.unlink(pkg / "lib" / "libc10.dylib")
+    os.link(old, pkg / "lib" / "libc10.dylib")
+    assert run_check(builder, "mac_loading") == []  # it loads: the file is there, right architecture
+    findings = run_check(builder, "mac_symbols")
+    assert findings and {f.id for f in findings} == {"TC457"}
+    cpu = next(f for f in findings if f.evidence["required_by"].endswith("libtorch_cpu.dylib"))
+    assert cpu.evidence["expected_in"] == str(pkg / "lib" / "libc10.dylib") and cpu.evidence["count"] == 5
+    assert "__ZN3c1019getStringToDtypeMapEv" in cpu.evidence["symbols"]
+    assert cpu.evidence["dyld_message"].startswith("Symbol not found: __ZN3c10")
+    assert "Expected in:     " in cpu.evidence["dyld_message"]
+
+
+def test_healthy_layout_has_no_symbol_misses(arm64_env):
+    builder, _pkg = arm64_env
+    assert run_check(builder, "mac_symbols") == []
