@@ -298,7 +298,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             "how_it_loads": translate(
                 "TC311.how.beside" if copy.beside_extension else "TC311.how.added", folder=str(copy.path.parent)
             ),
-            "torch_gets_when_imported_first": result["winner_torch_first"] or "?",
+            "torch_gets_when_torch_is_first": result["winner_torch_first"] or "?",
             "its_version": result["torch_first_version"] or "?",
             "torch_importer": importer.path.name,
         }

@@ -39,7 +39,7 @@ def test_pyqt5_first_gives_torch_2_15_its_old_msvcp140(tmp_path):
     assert f.evidence["version"] == "14.26.28720.3"
     assert f.evidence["package"] == "pip: PyQt5-Qt5 5.15.2"
     assert f.evidence["import_first"] == "PyQt5"
-    assert f.evidence["torch_gets_when_imported_first"] == str(win / "System32" / "msvcp140.dll")
+    assert f.evidence["torch_gets_when_torch_is_first"] == str(win / "System32" / "msvcp140.dll")
     assert f.evidence["torch_importer"] == "c10.dll"
     text = f.explanation.render("en")
     assert "WinError 1114" in text and "c10.dll" in text and "14.40" in text
