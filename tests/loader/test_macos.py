@@ -232,3 +232,48 @@ def test_corrupt_candidate_is_not_a_mach_o_file(tmp_path):
     dyld = process(tmp_path)
     step = dyld.dlopen(tmp_path / "lib" / "a.dylib", "x")
     assert "(not a mach-o file)" in step.error
+
+
+def test_conda_forge_style_layout_is_clean(make_env):
+    """conda-forge's pytorch keeps its dylibs in <prefix>/lib (libtorch), _C.so reaches them by an rpath relative
+    to site-packages, and libomp comes from llvm-openmp: a healthy env gives no error or warning from any check."""
+    from conda_torchcheck.checks import run_checks
+    from conda_torchcheck.findings import Severity
+    from tests.checks.tc_helpers import PY_DEP, context
+
+    b = make_env(os="darwin", arch="arm64")
+    lib = {
+        "lib/libc10.dylib": gen.image(install_name="@rpath/libc10.dylib", dylibs=["/usr/lib/libc++.1.dylib"]),
+        "lib/libtorch_cpu.dylib": gen.image(
+            install_name="@rpath/libtorch_cpu.dylib",
+            dylibs=["@rpath/libc10.dylib", "@rpath/libomp.dylib", "/usr/lib/libSystem.B.dylib"],
+            rpaths=["@loader_path"],
+        ),
+        "lib/libtorch.dylib": gen.image(install_name="@rpath/libtorch.dylib", dylibs=["@rpath/libtorch_cpu.dylib"]),
+        "lib/libtorch_python.dylib": gen.image(
+            install_name="@rpath/libtorch_python.dylib",
+            dylibs=["@rpath/libtorch.dylib", "@rpath/libc10.dylib"],
+            rpaths=["@loader_path"],
+        ),
+    }
+    b.conda_record("libtorch", "2.5.1", "cpu_generic_h0000000_0", files=lib)
+    b.conda_record(
+        "llvm-openmp", "19.1.4", "hdb05f8b_0", files={"lib/libomp.dylib": gen.image(install_name="@rpath/libomp.dylib")}
+    )
+    b.conda_pytorch("2.5.1", "cpu_generic_py311_h0000000_0", depends=PY_DEP)
+    write(
+        b.site_packages / "torch" / "_C.cpython-311-darwin.so",
+        gen.image("arm64", "bundle", dylibs=["@rpath/libtorch_python.dylib"], rpaths=["@loader_path/../../.."]),
+    )
+    (b.site_packages / "torch" / "__init__.py").write_text("def _load_global_deps():\n    pass\n")
+    write(
+        b.site_packages / "torch" / "lib" / "libtorch_global_deps.dylib",
+        gen.image(dylibs=["@rpath/libtorch_cpu.dylib"], rpaths=["@loader_path/../../../.."]),
+    )
+    ctx = context(b)
+    load = macos.torch_load(ctx)
+    assert load.first_error is None, load.first_error
+    omp = next(i for i in load.dyld.loaded if i.path.name == "libomp.dylib")
+    assert omp.path == b.prefix / "lib" / "libomp.dylib"
+    bad = [f"{f.id} {f.title.render()}" for f in run_checks(ctx) if f.severity in (Severity.ERROR, Severity.WARNING)]
+    assert bad == []
