@@ -39,7 +39,9 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
         description="Read an environment.yml and report, with line numbers, what will make `conda env create` "
         "fail or build a different torch than intended. Needs no environment.",
     )
-    check.add_argument("file", metavar="FILE", type=Path, help="an environment.yml")
+    check.add_argument(
+        "files", metavar="FILE", type=Path, nargs="+", help="an environment.yml (several: one report each)"
+    )
     _output_options(check, conda)
 
     fix = sub.add_parser(
@@ -92,12 +94,45 @@ def _command(args: argparse.Namespace) -> str:
 def execute_check(args: argparse.Namespace) -> int:
     from conda_torchcheck.envspec import check_path
 
-    result = check_path(args.file, command=_command(args))
+    lang = getattr(args, "lang", None)
+    if len(args.files) == 1:
+        result = check_path(args.files[0], command=_command(args))
+        if _wants_json(args):
+            print(json.dumps(result.to_dict(lang), indent=2, ensure_ascii=False))
+        else:
+            sys.stdout.write(result.render_text(lang=lang, verbose=getattr(args, "verbose", 0)))
+        return 1 if result.has_errors else 0
+    return _check_many(args, lang)
+
+
+def _check_many(args: argparse.Namespace, lang: str | None) -> int:
+    """Several files (a pre-commit hook passes every staged one): a report each; a file that cannot be read
+    is reported and the others are still checked. Exit code: 2 if one could not be read, else 1 on errors."""
+    from conda_torchcheck.cli.main import error_document, print_input_error
+    from conda_torchcheck.envspec import check_path
+    from conda_torchcheck.errors import TorchCheckError
+    from conda_torchcheck.schema import header
+
+    docs, code = [], 0
+    for path in args.files:
+        try:
+            result = check_path(path, command=_command(args))
+        except TorchCheckError as exc:
+            code = 2
+            if _wants_json(args):
+                docs.append(error_document(exc))
+            else:
+                print_input_error(exc, json_output=False)
+            continue
+        if result.has_errors and code == 0:
+            code = 1
+        if _wants_json(args):
+            docs.append(result.to_dict(lang))
+        else:
+            sys.stdout.write(result.render_text(lang=lang, verbose=getattr(args, "verbose", 0)))
     if _wants_json(args):
-        print(json.dumps(result.to_dict(getattr(args, "lang", None)), indent=2, ensure_ascii=False))
-    else:
-        sys.stdout.write(result.render_text(lang=getattr(args, "lang", None), verbose=getattr(args, "verbose", 0)))
-    return 1 if result.has_errors else 0
+        print(json.dumps({**header("spec-checks"), "files": docs, "exit_code": code}, indent=2, ensure_ascii=False))
+    return code
 
 
 def _installed(args: argparse.Namespace):

@@ -63,6 +63,7 @@ CASES = {
     "explain, env": lambda e: ["explain", "-p", str(e["broken"]), "--json", "operator torchvision::nms does not exist"],
     "spec check": lambda e: ["spec", "check", str(e["spec"]), "--json"],
     "spec fix": lambda e: ["spec", "fix", str(e["spec"]), "--json"],
+    "spec check, several files": lambda e: ["spec", "check", str(e["spec"]), str(_tabbed(e["tmp"])), "--json"],
     "hooks status": lambda e: ["hooks", "status", "-p", str(e["broken"]), "--json"],
     "hooks install": lambda e: ["hooks", "install", "-p", str(e["broken"]), "--json"],
     "list-checks": lambda e: ["list-checks", "--json"],
