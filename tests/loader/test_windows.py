@@ -325,3 +325,41 @@ def test_local_path_mapping():
         assert local_path("Q:\\Program Files", windows_host=False) is None
     assert local_path('"C:\\x"', windows_host=True) == Path("C:\\x")
     assert local_path("", windows_host=False) is None
+
+
+# --- issue 14: a package imported before torch, the OS version ----------------------------------------------------
+
+
+@pytest.mark.realdata
+def test_package_load_winner(tmp_path):
+    """Which copy a package imported first gets: beside its extension module -> its own; in a folder it adds ->
+    python.exe's folder first; a name python.exe loaded at start -> that module whatever the package ships."""
+    base = wl.python_org_base(tmp_path / "Python311")  # vcruntime140*.dll beside python.exe
+    venv = wl.venv_on(tmp_path, base)
+    wl.install_torch(venv, "2.3.0")
+    win = wl.fake_windows(tmp_path / "Windows", extra=wl.runtime_dlls("msvc-runtime-14.44").values())
+    graph = build_torch_graph(wl.context(venv.prefix, system_root=win, path=""))
+    theirs = tmp_path / "pkg" / "msvcp140.dll"
+    assert windows.package_load_winner(graph, "msvcp140.dll", theirs, beside_extension=False) == theirs
+    assert windows.package_load_winner(graph, "msvcp140.dll", theirs, beside_extension=True) == theirs
+    assert windows.package_load_winner(graph, "vcruntime140_1.dll", theirs, beside_extension=False) == (
+        base / "vcruntime140_1.dll"
+    )
+    assert windows.package_load_winner(graph, "vcruntime140_1.dll", theirs, beside_extension=True) == theirs
+    # python311.dll's import of vcruntime140.dll was made at start: no package copy can win
+    python_exe_copy = graph.loaded["vcruntime140.dll"][0]
+    assert windows.package_load_winner(graph, "vcruntime140.dll", theirs, beside_extension=True) == python_exe_copy
+
+
+def test_windows_version_from_kernel32_or_the_running_windows(tmp_path, monkeypatch):
+    b = wl.windows_env(tmp_path)
+    b.torch_package("2.4.0")
+    win = wl.fake_windows(tmp_path / "Windows")
+    ctx = wl.context(b.prefix, system_root=win, path="")
+    graph = build_torch_graph(ctx)
+    assert windows.windows_version(ctx, graph) is None  # a header-only stand-in has no version resource
+    (win / "System32" / "kernel32.dll").unlink()
+    shutil.copy(wl.fixture("versioned/win7/kernel32.dll"), win / "System32" / "kernel32.dll")
+    ctx = wl.context(b.prefix, system_root=win, path="")
+    version, source = windows.windows_version(ctx, build_torch_graph(ctx))
+    assert version == (6, 1, 7601) and "6.1.7601.24545" in source
