@@ -197,3 +197,32 @@ def test_truncated_load_commands_and_a_missing_file(tmp_path):
     assert isinstance(M.read_macho(tmp_path / "nope.dylib"), M.Unreadable)
     (tmp_path / "empty.dylib").write_bytes(b"")
     assert M.read_macho(tmp_path / "empty.dylib").reason == "file too short"
+
+
+def test_real_wheels_match_macholib():
+    """A second independent reader (macholib, a test-only dependency: skipped when it is not installed)."""
+    mo = pytest.importorskip("macholib.mach_o")
+    from macholib.MachO import MachO
+
+    kinds = {mo.LC_LOAD_DYLIB: "load", mo.LC_LOAD_WEAK_DYLIB: "weak", mo.LC_REEXPORT_DYLIB: "reexport",
+             mo.LC_LAZY_LOAD_DYLIB: "lazy", mo.LC_LOAD_UPWARD_DYLIB: "upward"}  # fmt: skip
+    compared = 0
+    for path in real_files():
+        theirs = MachO(str(path))
+        ours = M.read_macho(path)
+        assert len(theirs.headers) == len(ours.slices)
+        for header, sl in zip(theirs.headers, ours.slices):
+            dylibs, rpaths, install = [], [], None
+            for lc, _cmd, data in header.commands:
+                text = data.rstrip(b"\0").decode() if isinstance(data, bytes) else None
+                if lc.cmd in kinds:
+                    dylibs.append((kinds[lc.cmd], text))
+                elif lc.cmd == mo.LC_ID_DYLIB:
+                    install = text
+                elif lc.cmd == mo.LC_RPATH:
+                    rpaths.append(text)
+            assert dylibs == [(d.kind, d.name) for d in sl.dylibs], path
+            assert rpaths == list(sl.rpaths) and install == sl.install_name, path
+            assert header.header.cputype == sl.cputype, path
+            compared += 1
+    assert compared >= 11
