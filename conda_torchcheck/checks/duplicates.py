@@ -89,7 +89,7 @@ def _duplicates(ctx: CheckContext) -> Iterator[Finding]:
             versions=", ".join(d.version for d in dists),
             evidence={
                 "metadata folders": [_dist_line(d, id(d) in owned) for d in dists],
-                "torch/version.py": imported_version or "-",
+                "torch/version.py": imported_version,
             },
             fixes=[Fix("pip", msg("TC203.fix"), commands=tuple(commands))],
         )
@@ -165,7 +165,7 @@ def _orphans(ctx: CheckContext) -> Iterator[Finding]:
                 variant="orphan",
                 path=str(t.package_dir),
                 version=t.version or "?",
-                evidence={"package": t.package_dir, "torch/version.py": t.version or "-", "metadata": "none"},
+                evidence={"package": t.package_dir, "torch/version.py": t.version, "metadata": "none"},
                 fixes=[
                     Fix(
                         "file",

@@ -66,8 +66,8 @@ def _user_site(ctx: CheckContext) -> Iterator[Finding]:
             python=env.python.version or "?",
             evidence={
                 "user site": site.path,
-                "torch package": package or "-",
-                "distributions": family or "-",
+                "torch package": package,
+                "distributions": family or [],
                 "env's own torch": "yes" if shadows else "no",
                 "PYTHONNOUSERSITE": ctx.host.get("PYTHONNOUSERSITE") or "not set",
             },

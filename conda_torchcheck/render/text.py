@@ -79,6 +79,11 @@ def _wrap_wide(para: str, indent: str) -> list[str]:
     return out
 
 
+def _scalar(value: Any) -> str:
+    # JSON keeps null (not known); a reader sees a dash, not Python's None
+    return "-" if value is None or value == [] else str(value)
+
+
 def _evidence_lines(value: Any, indent: str, depth: int = 0) -> list[str]:
     lines: list[str] = []
     if isinstance(value, dict):
@@ -87,14 +92,14 @@ def _evidence_lines(value: Any, indent: str, depth: int = 0) -> list[str]:
                 lines.append(f"{indent}{key}:")
                 lines.extend(_evidence_lines(item, indent + "  ", depth + 1))
             else:
-                lines.append(f"{indent}{key}: {item}")
+                lines.append(f"{indent}{key}: {_scalar(item)}")
     elif isinstance(value, (list, tuple)):
         for item in value:
             if isinstance(item, dict):
                 first = True
                 for key, sub in item.items():
                     prefix = "- " if first else "  "
-                    lines.append(f"{indent}{prefix}{key}: {sub}")
+                    lines.append(f"{indent}{prefix}{key}: {_scalar(sub)}")
                     first = False
             else:
                 lines.append(f"{indent}- {item}")
