@@ -333,6 +333,32 @@ CASES = [
     ),
     ("RuntimeError: The MPS backend is supported on MacOS 12.3+.", "mps-macos-too-old", {"needed_macos": "12.3"}),
     (
+        "MisconfigurationException: MPSAccelerator can not run on your system since the accelerator is not available.",
+        "mps-not-available",
+        {},
+    ),
+    (
+        (
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. "
+            "PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=11.8. Please reinstall"
+        ),
+        "torchvision-cuda-mismatch",
+        {"torch_cuda": "11.7", "vision_cuda": "11.8"},
+    ),
+    (
+        (
+            "The following NEW packages will be INSTALLED:\n\n  cpu-only           pytorch/linux-64::cpu-only-1.0-0\n"
+            "  pytorch-nightly    pytorch/linux-64::pytorch-nightly-1.2.0.dev20190805+cpu-py3.7_cpu_0\n"
+        ),
+        "conda-plan-cpu-build",
+        {},
+    ),
+    (
+        "RuntimeError: Error named symbol not found at line 233 in file /src/csrc/ops.cu",
+        "cuda-named-symbol-not-found",
+        {},
+    ),
+    (
         "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7605",
         "cudnn-version-mismatch",
         {"built_cudnn": "7102", "linked_cudnn": "7605"},
