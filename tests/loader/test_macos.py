@@ -277,3 +277,22 @@ def test_conda_forge_style_layout_is_clean(make_env):
     assert omp.path == b.prefix / "lib" / "libomp.dylib"
     bad = [f"{f.id} {f.title.render()}" for f in run_checks(ctx) if f.severity in (Severity.ERROR, Severity.WARNING)]
     assert bad == []
+
+
+def test_a_library_only_outside_the_env_is_a_warning_offline_and_an_error_when_examined(make_env, tmp_path):
+    """Not torch's own, and some places tried lie on the Mac the env runs on: TC450 foreign (warning); with
+    --system-root DIR those places are looked at, and the miss is an error."""
+    from conda_torchcheck.findings import Severity
+    from tests.checks.tc_helpers import run_check
+
+    b = make_env(os="darwin", arch="arm64", layout="venv")
+    pkg = b.site_packages / "torch"
+    write(pkg / "__init__.py", b"def _load_global_deps(): pass\n")
+    write(pkg / "lib" / "libtorch_global_deps.dylib", gen.image(dylibs=["/opt/homebrew/opt/libomp/lib/libomp.dylib"]))
+    write(pkg / "_C.cpython-311-darwin.so", gen.image("arm64", "bundle"))
+    b.dist("torch", "2.5.1", files={"torch/version.py": b"__version__ = '2.5.1'\n"})
+    [f] = run_check(b, "mac_loading")
+    assert f.id == "TC450" and f.severity is Severity.WARNING and f.title.key == "TC450.foreign.title"
+    assert f.evidence["tried"][0].startswith("install-name '/opt/homebrew/opt/libomp/lib/libomp.dylib' (not examined")
+    [f] = run_check(b, "mac_loading", system_root=system_root(tmp_path / "root", "14.5"))
+    assert f.severity is Severity.ERROR and f.evidence["tried"][0].endswith("(no such file)")
