@@ -82,6 +82,24 @@ def cudatoolkit_builds(version: str | None) -> tuple[str, ...] | None:
     return tuple(rel.raw["cudatoolkit"])
 
 
+def cuda_metapackages(version: str | None) -> tuple[str, ...]:
+    """The cudaXY selectors (cuda80, cuda90, cuda92, cuda100) the pytorch channel had for ``version``: per
+    patch from knowledge.releases where the install page has the release (1.0.0 had them, 1.0.1 had
+    cudatoolkit), else per minor from env_files.toml (0.4.0 is not on the page)."""
+    if not version:
+        return ()
+    try:
+        from conda_torchcheck.knowledge import releases
+
+        row = releases.pytorch_channel_builds(version)
+    except (ImportError, KeyError, OSError):  # pragma: no cover - shipped with the package
+        row = None
+    if row is not None:
+        return tuple(row.get("cuda_metapackages", ()))
+    rel = release(version)
+    return tuple(rel.raw.get("cuda_packages", ())) if rel is not None else ()
+
+
 def rocm_tags(version: str | None) -> tuple[str, ...]:
     minor = minor_of(version)
     if minor is None:

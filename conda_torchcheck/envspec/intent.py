@@ -9,6 +9,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from conda_torchcheck.envspec.history import cuda_metapackages
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.matchspec import (
     TorchIndex,
@@ -293,6 +294,11 @@ class Intent:
         return tuple(self.deps[n] for n in SELECTORS if n in self.deps)
 
     @property
+    def cuda_packages(self) -> tuple[CondaDep, ...]:
+        """The 0.4/1.0 CUDA selectors (cuda80, cuda90, cuda92, cuda100): pytorch-channel packages too."""
+        return cuda_packages(self.file)
+
+    @property
     def torch_version(self) -> str | None:
         """torch's version as pinned (exact or minor), or as the frozen channel resolves it."""
         dep = self.deps.get("pytorch") or self.misnamed_torch
@@ -315,6 +321,12 @@ class Intent:
     @property
     def nodefaults(self) -> bool:
         return "nodefaults" in self.channels_listed
+
+
+def cuda_packages(file: EnvFile) -> tuple[CondaDep, ...]:
+    import re
+
+    return tuple(d for d in file.deps if d.name and re.fullmatch(r"cuda\d{2,3}", d.name))
 
 
 def _first(file: EnvFile, name: str) -> CondaDep | None:
@@ -445,6 +457,10 @@ def resolve_pytorch_channel(
         if bound is not None:
             blocked.append(bound.text)
             continue
+        packages = [n for n in deps if n.startswith("cuda") and n[4:].isdigit()]
+        if packages and any(n not in cuda_metapackages(version) for n in packages):
+            blocked.append(packages[0])  # cuda80 ... select 0.4.x / 1.0.0 builds only
+            continue
         if pc is not None:
             if not release.pytorch_cuda or (
                 pc_version and ".".join(pc_version.split(".")[:2]) not in release.pytorch_cuda
@@ -489,7 +505,8 @@ def analyse(file: EnvFile) -> Intent:
     deps: dict[str, CondaDep] = {}
     misnamed = None
     for dep in file.deps:
-        if dep.name in FAMILY and dep.name not in deps:
+        is_cuda_package = bool(dep.name and dep.name.startswith("cuda") and dep.name[4:].isdigit())
+        if (dep.name in FAMILY or is_cuda_package) and dep.name not in deps:
             deps[dep.name] = dep
         if dep.name == "torch" and misnamed is None:
             misnamed = dep
@@ -518,8 +535,14 @@ def analyse(file: EnvFile) -> Intent:
     minors = python_minors(python.spec.version) if python is not None and python.spec is not None else None
     resolution = None
     bounds = torch_bounds(file)
-    # pytorch-nightly / pytorch-test serve dated dev builds, not the frozen channel's releases
-    if era == "pytorch" and channel == "pytorch":
+    # pytorch-nightly / pytorch-test serve dated dev builds, not the frozen channel's releases. A file that asks
+    # for the pytorch channel's build (pytorch-cuda, cpuonly, cudatoolkit, cuda80 ...) with that channel listed
+    # is read as a pytorch-channel file even when another channel comes first (TC602 says so)
+    asks_pytorch = "pytorch" in file.channel_names and (
+        any(n in deps for n in (*SELECTORS, "cudatoolkit")) or bool(cuda_packages(file))
+    )
+    prefixed_elsewhere = torch_dep is not None and torch_dep.spec is not None and torch_dep.spec.channel is not None
+    if (era == "pytorch" and channel == "pytorch") or (asks_pytorch and not prefixed_elsewhere and has_conda):
         resolution = resolve_pytorch_channel(deps, minors, torch_dep=torch_dep, bounds=bounds)
     return Intent(
         file=file,

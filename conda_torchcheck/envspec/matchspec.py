@@ -23,6 +23,11 @@ from conda_torchcheck.inventory.names import SUBDIRS, normalize
 # channels
 
 
+#: channels that are another channel under an old name: ``soumith`` was the pytorch channel before 2017
+#: (pytorch.org's 0.1/0.2 install commands used `-c soumith`)
+_ALIASES = {"soumith": "pytorch"}
+
+
 def channel_name(text: str) -> str:
     """The channel a ``channels:`` entry or a ``chan::`` prefix stands for: ``conda-forge``, ``pytorch``,
     ``nvidia``, ``defaults``, ``nodefaults``... Mirrors (TUNA, USTC, Aliyun) and labels
@@ -30,6 +35,8 @@ def channel_name(text: str) -> str:
     # self-contained (the spec check must not pay for importing the inventory package)
     raw = text.strip().rstrip("/")
     lowered = raw.lower()
+    if lowered in _ALIASES:
+        return _ALIASES[lowered]
     if lowered in ("nodefaults", "defaults", "main", "pkgs/main", "pkgs/r", "pkgs/msys2", "pkgs/free"):
         return "nodefaults" if lowered == "nodefaults" else "defaults"
     parts = raw.split("/")

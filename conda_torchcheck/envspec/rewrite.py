@@ -227,7 +227,7 @@ def _decide_target(st: _State) -> str | None:
         return "pytorch" if frozen_ok else "conda-forge"
     if defaults_first(i) is not None and frozen_ok:
         return "pytorch"  # the classic defaults-before-pytorch file: it meant the pytorch channel's CUDA build
-    if i.selectors and ("pytorch" in st.file.channel_names or i.era == "unknown"):
+    if (i.selectors or i.cuda_packages) and ("pytorch" in st.file.channel_names or i.era == "unknown"):
         # pytorch-cuda / cpuonly ask for the pytorch channel's build; honoured where that channel is listed
         # (or nothing else is), else they are read as the variant and written in the file's channel form
         return "pytorch" if frozen_ok else "conda-forge"

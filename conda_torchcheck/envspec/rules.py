@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conda_torchcheck.envspec.history import cudatoolkit_builds, example_pin
+from conda_torchcheck.envspec.history import cuda_metapackages, cudatoolkit_builds, example_pin
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import (
     CONDA_TORCH,
@@ -104,7 +104,7 @@ def wants_pytorch_channel(i: Intent) -> bool:
     if i.era == "pytorch":
         return True
     names = i.file.channel_names
-    return bool(i.selectors and "pytorch" in names) or defaults_first(i) is not None
+    return bool((i.selectors or i.cuda_packages) and "pytorch" in names) or defaults_first(i) is not None
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -141,7 +141,9 @@ def channels_missing(ctx: RuleContext) -> Iterator[Finding]:
 def channel_order(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     names = list(ctx.file.channel_names)
-    wants_pytorch_channel = bool(i.selectors) or i.torch_channel == "pytorch" and i.torch_channel_how == "prefix"
+    wants_pytorch_channel = (
+        bool(i.selectors or i.cuda_packages) or i.torch_channel == "pytorch" and i.torch_channel_how == "prefix"
+    )
     if wants_pytorch_channel and "pytorch" in names:
         torch = i.deps.get("pytorch")
         prefixed = torch is not None and torch.spec is not None and torch.spec.channel_name == "pytorch"
@@ -153,7 +155,9 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
                 "TC602",
                 Severity.ERROR,
                 variant="pytorch",
-                evidence=_ev(ctx, channels=_channels_ev(ctx), selectors=[_at(d) for d in i.selectors]),
+                evidence=_ev(
+                    ctx, channels=_channels_ev(ctx), selectors=[_at(d) for d in (*i.selectors, *i.cuda_packages)]
+                ),
                 fixes=[ctx.rewrite_fix("TC602.pytorch.fix", channel=first.text)],
                 channel=first.text,
             )
@@ -370,7 +374,7 @@ def _cuda_package(ctx: RuleContext) -> Iterator[Finding]:
     for dep in ctx.file.deps:
         if dep.name is None or not re.fullmatch(r"cuda\d{2,3}", dep.name):
             continue
-        packages = tuple(release.raw.get("cuda_packages", ()))
+        packages = cuda_metapackages(torch_version)
         if dep.name in packages:
             continue
         builds = cudatoolkit_builds(torch_version) or ()
@@ -828,6 +832,22 @@ def _major(version: str | None) -> int | None:
     return key.major if key is not None else None
 
 
+def _conda_forge_has_cuda12(i: Intent) -> bool:
+    """Does the newest conda-forge pytorch the file allows have CUDA 12+ builds (linux-64)?"""
+    try:
+        from conda_torchcheck.knowledge import releases
+    except ImportError:  # pragma: no cover - shipped with the package
+        return False
+    torch = i.deps.get("pytorch")
+    versions = list(releases.conda_forge_versions())
+    if torch is not None and torch.spec is not None and torch.spec.version:
+        versions = [v for v in versions if torch.spec.allows(v) is True]
+    if not versions:
+        return False
+    cudas = releases.conda_forge_builds(versions[-1]).get("linux-64", ())
+    return any(_major(c) is not None and (_major(c) or 0) >= 12 for c in cudas if c != "cpu")
+
+
 def pytorch_cuda_for_cudatoolkit(spec: Any, torch_version: str | None) -> str | None:
     """The pytorch-cuda a ``cudatoolkit`` entry stands for with torch ≥ 1.13 on the pytorch channel: the newest
     one that release had which the entry's constraint allows (no version: the newest, as the solver picks);
@@ -894,6 +914,17 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
                 evidence=_ev(ctx, entry=_at(dep)),
                 fixes=[ctx.rewrite_fix("TC613.conda_forge.fix")],
                 version=version or "?",
+            )
+        elif cuda_dep is None and _conda_forge_has_cuda12(i):
+            # cudatoolkit is the CUDA 11 runtime: alone it restricts the solve to pytorch's CUDA 11 builds
+            # (older releases, or none) where the release has CUDA 12 ones; which CUDA is the user's choice
+            yield finding(
+                "TC613",
+                Severity.WARNING,
+                variant="conda_forge_cuda11",
+                evidence=_ev(ctx, entry=_at(dep), torch=_at(i.deps["pytorch"]) if "pytorch" in i.deps else None),
+                fixes=[Fix("file", msg("TC613.conda_forge_cuda11.fix"))],
+                entry=dep.text,
             )
         elif cuda_major is not None and cuda_major > last:
             # conda-forge's CUDA 11 convention (cudatoolkit + cuda-version=11.x) is right and stays silent;

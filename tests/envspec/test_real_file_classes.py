@@ -223,3 +223,34 @@ def test_unpinned_conda_companions_follow_a_pinned_pytorch():
 def test_a_lower_bound_is_not_unpinned():
     text = "channels: [conda-forge, nodefaults]\ndependencies:\n  - pytorch>=1.6\n"
     assert "TC611" not in keys(check_text(text).findings)
+
+
+def test_cuda80_asks_for_the_pytorch_channel_and_bounds_the_pin():
+    text = "channels:\n  - conda-forge\n  - soumith\ndependencies:\n  - pytorch>=0.2.0\n  - torchvision\n  - cuda80\n"
+    result = fix(text)
+    assert "TC602.pytorch" in keys(result.findings_before)  # soumith is the pytorch channel's old name
+    assert "pytorch::pytorch=1.0.0" in deps(result.fixed)  # the newest release cuda80 selects
+    assert_converges(result)
+
+
+def test_cudatoolkit_alone_restricts_a_conda_forge_torch_to_cuda_11():
+    text = "channels: [conda-forge]\ndependencies:\n  - conda-forge::pytorch~=2.4.0\n  - cudatoolkit>=9.2\n"
+    result = fix(text)
+    assert "TC613.conda_forge_cuda11" in keys(result.findings_before)
+    assert_converges(result)
+    # with cuda-version=11.x it is conda-forge's CUDA 11 convention
+    assert "TC613.conda_forge_cuda11" not in keys(check_text(text + "  - cuda-version=11.8\n").findings)
+    # a release conda-forge built for CUDA 11 only is fine with cudatoolkit
+    old = "channels: [conda-forge]\ndependencies:\n  - pytorch=1.12\n  - cudatoolkit=11.6\n"
+    assert "TC613.conda_forge_cuda11" not in keys(check_text(old).findings)
+
+
+def test_redundant_cudatoolkit_in_a_file_with_defaults_first_and_ranges():
+    text = (
+        "channels:\n  - defaults\n  - pytorch\n  - nvidia\ndependencies:\n  - cudatoolkit==11.7\n"
+        "  - python>=3.8, <= 3.10\n  - pytorch<=2.0.1\n  - pytorch-cuda>=11.7\n  - torchvision<=0.15.2\n"
+    )
+    result = fix(text)
+    assert {"TC602.pytorch", "TC613.redundant"} <= keys(result.findings_before)
+    assert not any(d.startswith("cudatoolkit") for d in deps(result.fixed))
+    assert_converges(result)
