@@ -25,7 +25,18 @@ from conda_torchcheck.messages import msg, translate
 class Copy:
     """One file another package ships whose name is in torch's closure."""
 
-    __slots__ = ("name", "path", "owner", "dist_name", "version", "import_name", "beside_extension", "source")
+    __slots__ = (
+        "name",
+        "path",
+        "owner",
+        "dist_name",
+        "version",
+        "import_name",
+        "beside_extension",
+        "source",
+        "binaries",
+        "known",
+    )
 
     def __init__(
         self,
@@ -37,6 +48,8 @@ class Copy:
         import_name: str,
         beside_extension: bool,
         source: str,
+        binaries: tuple[Path, ...] = (),
+        known: bool = False,
     ) -> None:
         self.name = name
         self.path = path
@@ -46,6 +59,10 @@ class Copy:
         self.import_name = import_name  # what the user imports: PyQt5
         self.beside_extension = beside_extension
         self.source = source  # "pip" | "conda"
+        #: the package's other .pyd/.dll files: one of them must import the name for the package to load it
+        self.binaries = binaries
+        #: how the package loads its copies is known (knowledge/windows_foreign.toml)
+        self.known = known
 
 
 def closure_names(graph) -> frozenset[str]:
@@ -118,6 +135,12 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
                     info.get("import_name") or (top if not top.endswith((".libs", ".data")) else dist.raw_name),
                     _norm(os.path.dirname(rel)) in ext_dirs,
                     "pip",
+                    tuple(
+                        Path(os.path.normpath(os.path.join(str(dist.site), r)))
+                        for r in rows
+                        if r.lower().endswith((".pyd", ".dll")) and r != rel
+                    ),
+                    bool(info),
                 )
             )
     prefix = ctx.env.prefix
@@ -151,6 +174,7 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
                     rec.name,
                     beside,
                     "conda",
+                    tuple(prefix / f for f in rec.files if f.lower().endswith((".pyd", ".dll")) and f != rel),
                 )
             )
     return out
@@ -260,6 +284,18 @@ def verdict(ctx: CheckContext, graph, copy: Copy) -> dict | None:
     return {**result, "kind": "older", "importer": importers[0]}
 
 
+def _package_loads(copy: Copy) -> bool:
+    """Whether one of the package's own binaries imports the name (else the package ships it for something else,
+    a helper .exe, and importing the package does not load it). Read only for a copy that would be reported."""
+    from conda_torchcheck.binaries.pe import PEInfo, read_pe
+
+    for path in copy.binaries:
+        info = read_pe(path, version=False)
+        if isinstance(info, PEInfo) and any(i.name.lower() == copy.name for i in info.imports):
+            return True
+    return False
+
+
 def _error_line(graph, importer, code: int) -> str:
     from conda_torchcheck.checks.win_common import first_outcome_with
 
@@ -297,7 +333,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         if copy.name == "libiomp5md.dll":
             continue  # two OpenMP runtimes abort whichever loads first: TC305's finding
         result = verdict(ctx, graph, copy)
-        if result is None:
+        if result is None or not (copy.known or _package_loads(copy)):
             continue
         kind = result["kind"]
         importer = result["importer"]

@@ -98,12 +98,31 @@ def test_newer_copy_is_silent(tmp_path):
     assert run(wl.context(venv.prefix, system_root=win, path="")) == []
 
 
+def importing(name: str) -> bytes:
+    """An extension module stand-in that imports ``name``: the mingw fixture liba.dll with its import of libb.dll
+    renamed (a name of at most 8 characters fits in place)."""
+    data = bytearray(wl.fixture("x64/liba.dll").read_bytes())
+    at = data.find(b"libb.dll\0")
+    assert at > 0 and len(name) <= 8
+    data[at : at + 8] = name.encode().ljust(8, b"\0")
+    return bytes(data)
+
+
+def test_copy_the_package_does_not_load_is_not_reported(tmp_path):
+    venv, _base, _qt_bin, win = pyqt_venv(tmp_path, torch="2.3.0")
+    cudart = next(wl.realdata.extract("nvidia-cuda-runtime-cu12-12.4-win", ("*.dll",)).rglob("cudart64_12.dll"))
+    # its extension module imports libb.dll, not uv.dll: the uv.dll beside it is for something else
+    venv.dist("uvtool", "1.0", files={"uvtool/_x.pyd": importing("libb.dll"), "uvtool/uv.dll": cudart.read_bytes()})
+    names = [f.evidence["copy"].rsplit("/", 1)[1] for f in run(wl.context(venv.prefix, system_root=win, path=""))]
+    assert names == ["msvcp140.dll"]  # PyQt5-Qt5's (a note with torch 2.3.0), no uv.dll
+
+
 def test_copy_lacking_functions_torch_imports_is_a_127(tmp_path):
     # a package whose extension module sits beside its own uv.dll (a libuv build without the functions torch_cpu.dll
     # of torch 2.3.0 imports: here the real cudart64_12.dll under that name)
     venv, _base, _qt_bin, win = pyqt_venv(tmp_path, torch="2.3.0")
     cudart = next(wl.realdata.extract("nvidia-cuda-runtime-cu12-12.4-win", ("*.dll",)).rglob("cudart64_12.dll"))
-    venv.dist("uvbind", "1.0", files={"uvbind/_uv.pyd": b"MZ", "uvbind/uv.dll": cudart.read_bytes()})
+    venv.dist("uvbind", "1.0", files={"uvbind/_uv.pyd": importing("uv.dll"), "uvbind/uv.dll": cudart.read_bytes()})
     found = {f.evidence["copy"].rsplit("/", 1)[1]: f for f in run(wl.context(venv.prefix, system_root=win, path=""))}
     f = found["uv.dll"]
     assert (f.severity, f.title.key) == (Severity.WARNING, "TC311.exports.title")
@@ -150,7 +169,10 @@ def test_conda_package_with_an_extension_module_and_its_own_runtime_copy(tmp_pat
         "qtlike",
         "1.0",
         "py311_0",
-        files={"Lib/site-packages/qtlike/_core.pyd": b"MZ", "Lib/site-packages/qtlike/msvcp140.dll": msvcp},
+        files={
+            "Lib/site-packages/qtlike/_core.pyd": next(old.rglob("msvcp140_1.dll")).read_bytes(),
+            "Lib/site-packages/qtlike/msvcp140.dll": msvcp,
+        },
     )
     win = wl.fake_windows(tmp_path / "Windows")
     (f,) = run(wl.context(b.prefix, system_root=win, path=""))
