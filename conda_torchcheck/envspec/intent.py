@@ -104,6 +104,9 @@ def companion_for(package: str, torch_version: str) -> tuple[str | None, str | N
         table = release.raw.get("torchaudio_patch", {})
     if patch is None:
         return minor, None
+    page = _install_page_companion(package, base)
+    if page is not None:
+        return minor, page  # what pytorch.org's install command for this release installs
     if base in table:
         return minor, table[base][-1]
     # the patch follows torch's patch when the companion has the same minor numbering; from 2.12 torchaudio
@@ -111,6 +114,17 @@ def companion_for(package: str, torch_version: str) -> tuple[str | None, str | N
     if package == "torchaudio" and minor != release.minor and not minor.startswith("0."):
         return minor, f"{minor}.0"
     return minor, f"{minor}.{patch}"
+
+
+def _install_page_companion(package: str, torch_version: str) -> str | None:
+    try:
+        from conda_torchcheck.knowledge import releases
+
+        found = releases.companions(torch_version).get(package, ())
+    except (ImportError, KeyError, OSError):  # pragma: no cover - shipped with the package
+        return None
+    exact = [v for v in found if len(v.split(".")) >= 3]
+    return exact[-1] if exact else None
 
 
 def companion_ok(package: str, torch_version: str, companion_version: str) -> bool | None:

@@ -254,3 +254,27 @@ def test_redundant_cudatoolkit_in_a_file_with_defaults_first_and_ranges():
     assert {"TC602.pytorch", "TC613.redundant"} <= keys(result.findings_before)
     assert not any(d.startswith("cudatoolkit") for d in deps(result.fixed))
     assert_converges(result)
+
+
+def _frozen_minors() -> list[str]:
+    from conda_torchcheck.envspec.intent import pytorch_channel_versions
+
+    return sorted(
+        {".".join(v.split(".")[:2]) for v in pytorch_channel_versions()}, key=lambda m: [int(x) for x in m.split(".")]
+    )
+
+
+@pytest.mark.parametrize("minor", _frozen_minors())
+def test_every_pin_written_for_the_frozen_channel_existed(minor):
+    """Walk every minor the pytorch channel had: the release and the companions the fix writes are real."""
+    from conda_torchcheck.envspec.intent import pytorch_channel_versions
+    from conda_torchcheck.knowledge import releases
+
+    text = f"channels: [pytorch, defaults]\ndependencies:\n  - pytorch={minor}\n  - torchvision\n  - torchaudio\n"
+    written = {d.split("::")[-1].split("=")[0]: d.split("=", 1)[1] for d in deps(fix(text).fixed) if "=" in d}
+    torch = written.get("pytorch")
+    assert torch in pytorch_channel_versions(), written
+    page = releases.companions(torch)
+    for name in ("torchvision", "torchaudio"):
+        if name in written and any(len(v.split(".")) >= 3 for v in page.get(name, ())):
+            assert written[name] in page[name], (torch, name, written[name], page[name])
