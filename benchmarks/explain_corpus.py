@@ -9,7 +9,7 @@ calls ``likely_causes``):
 
 - top-1: the first cause is one of ``causes``; top-3: one of the first three is;
 - unrecognised: no pattern matched at all;
-- false claim: the first cause of the paste, or of any error in it, is in ``false_claims``;
+- false claim: the first cause of the paste is in ``false_claims``;
 - time: explain() per paste, in-process (``--subprocess`` also times the real command line).
 
 The floor test (tests/explain/test_corpus_floor.py) imports ``score_corpus`` from here.
@@ -69,8 +69,9 @@ class CaseResult:
 
     @property
     def false_claim(self) -> list[str]:
-        claims = set(self.firsts[:1] + self.ranked[:1])
-        return sorted(claims & set(self.false_claims))
+        # what the paste is said to be caused by: the first of the paste-level ranking (an earlier error's own
+        # first cause can be right for that error and still not the thread's root cause)
+        return sorted(set(self.ranked[:1]) & set(self.false_claims))
 
 
 def load_truth(path: Path) -> dict[str, Any]:

@@ -72,7 +72,8 @@ class Explanation:
 
         The main errors come before secondary ones (a warning printed above the error, a pip notice); within
         them, every error's first cause before any error's second (round-robin by rank), each cause once. A
-        confirmed root cause comes first of all.
+        cause marked ``defer`` (importing torch first) waits when the paste shows other errors too. A confirmed
+        root cause comes first of all.
         """
         from conda_torchcheck.explain.patterns import table
 
@@ -84,11 +85,13 @@ class Explanation:
         out: list[str] = [d.root_cause.id for d in (self.diagnoses[i] for i in order) if d.root_cause is not None]
         usable = [[c for c in self.diagnoses[i].causes if c.status != "ruled-out"] for i in order]
         depth = max((len(c) for c in usable), default=0)
+        deferred: list[str] = []
         for rank in range(depth):
             for causes in usable:
                 if rank < len(causes) and causes[rank].id not in out:
-                    out.append(causes[rank].id)
-        return out
+                    # a cause whose fix only lets the import get further waits for the other errors' causes
+                    (deferred if causes[rank].cause.defer and len(usable) > 1 else out).append(causes[rank].id)
+        return out + [c for c in dict.fromkeys(deferred) if c not in out]
 
     @property
     def has_errors(self) -> bool:

@@ -60,6 +60,9 @@ class Cause:
     supported_by: tuple[str, ...] = ()
     #: other ids the same cause is known by (reports filed under another name)
     aliases: tuple[str, ...] = ()
+    #: fixing it only lets the import get further (import torch first): when the paste shows other errors
+    #: too, their causes are ranked before it
+    defer: bool = False
 
     @property
     def checkable(self) -> bool:
@@ -244,6 +247,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             contradicted_by=tuple(raw.get("contradicted_by", ())),
             supported_by=tuple(raw.get("supported_by", ())),
             aliases=tuple(raw.get("aliases", ())),
+            defer=bool(raw.get("defer", False)),
         )
         for cause_id, raw in data.get("causes", {}).items()
     }
