@@ -23,8 +23,5 @@ def test_with_the_option_the_chosen_channel_and_nodefaults_are_written(tmp_path,
     f.write_text(NO_BASE)
     assert main(["spec", "fix", str(f), "--base-channel", "conda-forge", "--write"]) == 0
     text = f.read_text()
-    assert "  - conda-forge
-  - nodefaults
-" in text
-    assert "  - defaults
-" not in text
+    assert "  - conda-forge\n  - nodefaults\n" in text
+    assert "  - defaults\n" not in text
