@@ -68,27 +68,8 @@ def wheel_root(key: str) -> Path:
 
 def install_torch(env: EnvBuilder, version: str, *, site: Path | None = None) -> Path:
     """Lay the real wheel's torch files into ``site`` with a RECORD trimmed to the extracted members."""
-    root = torch_root(version)
-    site = site or env.site_packages
-    info = next(root.glob("torch-*.dist-info"))
-    present = set()
-    for path in root.rglob("*"):
-        if path.is_file() and path.name != ".complete":
-            rel = path.relative_to(root).as_posix()
-            present.add(rel)
-            link_or_copy(path, site / rel)
-    rows = []
-    with open(info / "RECORD", encoding="utf-8", newline="") as fh:
-        for row in csv.reader(fh):
-            if row and (row[0] in present or row[0].endswith("/RECORD")):
-                rows.append(row)
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    target_info = site / info.name
-    (target_info / "RECORD").unlink()
-    (target_info / "RECORD").write_text(out.getvalue(), encoding="utf-8")
-    (target_info / "INSTALLER").write_text("pip\n", encoding="utf-8")
-    return site / "torch"
+    install_wheel(env, f"torch-{version}-win", TORCH_MEMBERS, site=site)
+    return (site or env.site_packages) / "torch"
 
 
 PYQT5_MEMBERS = ("PyQt5/Qt5/bin/msvcp140*.dll", "PyQt5/Qt5/bin/vcruntime140*.dll", "PyQt5_Qt5-*.dist-info/*")
