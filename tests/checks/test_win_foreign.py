@@ -183,3 +183,24 @@ def test_conda_package_with_an_extension_module_and_its_own_runtime_copy(tmp_pat
 def test_when_torch_fails_in_either_order_it_is_tc302s(tmp_path):
     venv, _base, _qt_bin, win = pyqt_venv(tmp_path, system_runtime="msvc-runtime-14.34")
     assert [f.title.key for f in run(wl.context(venv.prefix, system_root=win, path=""))] == []
+
+
+def test_pyqt5_qt5_loads_its_msvcp140_through_qt5core():
+    """The knowledge row for PyQt5-Qt5 rests on the wheel itself: Qt5Core.dll, beside the copies, imports
+    MSVCP140.dll (read from the real file)."""
+    from conda_torchcheck.binaries.pe import read_pe
+
+    root = wl.realdata.extract("pyqt5-qt5-5.15.2-win", ("PyQt5/Qt5/bin/Qt5Core.dll",))
+    info = read_pe(root / "PyQt5" / "Qt5" / "bin" / "Qt5Core.dll", version=False)
+    assert "msvcp140.dll" in [i.name.lower() for i in info.imports]
+
+
+def test_copy_of_a_dll_torch_preloads_before_its_importers_is_not_claimed(tmp_path):
+    # torch 2.3.0 preloads torch\lib\c10.dll by full path before shm/torch_cpu/torch_python, which import it by
+    # name: with a package's c10.dll already loaded, two modules of that name are loaded and which one those get
+    # is not claimed
+    venv, _base, _qt_bin, win = pyqt_venv(tmp_path, torch="2.3.0")
+    cudart = next(wl.realdata.extract("nvidia-cuda-runtime-cu12-12.4-win", ("*.dll",)).rglob("cudart64_12.dll"))
+    venv.dist("c10bind", "1.0", files={"c10bind/_c.pyd": importing("c10.dll"), "c10bind/c10.dll": cudart.read_bytes()})
+    names = [f.evidence["copy"].rsplit("/", 1)[1] for f in run(wl.context(venv.prefix, system_root=win, path=""))]
+    assert "c10.dll" not in names
