@@ -786,33 +786,18 @@ def check_symbols(load: MacLoad, limit: int = 200) -> list[SymbolMiss]:
     Symbols bound to the shared cache (system dylibs: no file here), flat-namespace lookups (Python's C API in
     extension modules) and weak references are not judged.
     """
-    from conda_torchcheck.binaries.macho import read_exports, read_undefined
+    from conda_torchcheck.binaries.macho import read_exported, read_exports, read_undefined
 
     by_path: dict[str, Image] = {str(img.path): img for img in load.dyld.loaded}
-    exports: dict[str, frozenset[str]] = {}
 
-    def exported(img: Image, depth: int = 0) -> frozenset[str]:
-        key = str(img.path)
-        if key not in exports:
-            got = read_exports(img.path, img.slice) if img.slice is not None else frozenset()
-            names = got if isinstance(got, frozenset) else frozenset()
-            exports[key] = names
-            if depth < 8 and img.slice is not None:  # LC_REEXPORT_DYLIB: the re-exported dylib's names count
-                for ref in img.slice.dylibs:
-                    if ref.kind != "reexport":
-                        continue
-                    target = _resolved(img, ref.name)
-                    if target is not None:
-                        exports[key] = exports[key] | exported(target, depth + 1)
-        return exports[key]
-
-    def _resolved(img: Image, name: str) -> Image | None:
+    def resolved(img: Image, name: str) -> Image | None:
         for dep in img.module.dependencies:
             if dep.name == name and dep.resolution is not None and dep.resolution.path is not None:
                 return by_path.get(str(dep.resolution.path))
         return None
 
-    misses: list[SymbolMiss] = []
+    # (binding image, symbol, load command) grouped by the image the symbols are bound to
+    wanted: dict[str, list[tuple[Image, str, str]]] = {}
     for img in load.dyld.loaded:
         sl = img.slice
         if sl is None or not sl.dylibs or sl.symtab is None:
@@ -826,11 +811,37 @@ def check_symbols(load: MacLoad, limit: int = 200) -> list[SymbolMiss]:
             ref = sl.dylibs[ordinal - 1]
             if ref.weak:
                 continue
-            target = _resolved(img, ref.name)
+            target = resolved(img, ref.name)
             if target is None:
                 continue  # in the shared cache, or missing (TC450 reports the missing dylib)
-            if name not in exported(target):
-                misses.append(SymbolMiss(name, img.path, target.path, ref.name))
+            wanted.setdefault(str(target.path), []).append((img, name, ref.name))
+
+    def lookup(target: Image, names: set[str], depth: int = 0) -> set[str]:
+        """The names ``target`` exports itself or through its LC_REEXPORT_DYLIB dylibs."""
+        if target.slice is None or not names:
+            return set()
+        # a few hundred names: one trie walk each; thousands (libtorch_python → libtorch_cpu): list the trie once
+        if len(names) > 512:
+            listed = read_exports(target.path, target.slice)
+            got = frozenset(names & listed) if isinstance(listed, frozenset) else listed
+        else:
+            got = read_exported(target.path, target.slice, names)
+        found = set(got) if isinstance(got, frozenset) else set()
+        if depth < 8:
+            for ref in target.slice.dylibs:
+                if ref.kind == "reexport" and names - found:
+                    inner = resolved(target, ref.name)
+                    if inner is not None:
+                        found |= lookup(inner, names - found, depth + 1)
+        return found
+
+    misses: list[SymbolMiss] = []
+    for key, uses in wanted.items():
+        target = by_path[key]
+        found = lookup(target, {n for _i, n, _r in uses})
+        for img, name, ref_name in uses:
+            if name not in found:
+                misses.append(SymbolMiss(name, img.path, target.path, ref_name))
                 if len(misses) >= limit:
                     return misses
     return misses

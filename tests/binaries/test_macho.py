@@ -137,6 +137,8 @@ def test_exports_and_undefined_match_llvm_objdump():
         undefined = M.read_undefined(path, sl)
         assert {n for n, _o, _w in undefined} == und, path
         assert all(1 <= o <= len(sl.dylibs) or o in (0, 0xFE, 0xFF) for _n, o, _w in undefined)
+        sample = sorted(got)[::7] + ["_no_such_symbol", sorted(got)[0][:-1]]  # present, absent, a strict prefix
+        assert M.read_exported(path, sl, sample) == {n for n in sample if n in got}, path
     omp = next(p for p in files if p.name == "libomp.dylib")
     assert "___kmpc_fork_call" in M.read_exports(omp, M.read_macho(omp).slices[0])
 
@@ -172,6 +174,7 @@ def test_generated_symbols():
     info = M.parse_bytes(data)
     sl = info.slices[0]
     assert M.exports_from_bytes(sl, data) == {"_a", "_b"}
+    assert M.exported_from_bytes(sl, data, ["_a", "_c", "_"]) == {"_a"}
     assert M.undefined_from_bytes(sl, data) == (("___kmpc_fork_call", 1, False),)
 
 

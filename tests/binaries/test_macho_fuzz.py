@@ -8,7 +8,8 @@ pytest runs a small deterministic slice (400 cases). The full job is run by hand
 
 A case mutates a seed (random bytes in the Mach-O/fat headers and the load commands, the export trie or the
 symbol table; 4- and 8-byte fields set to 0, all ones, the file size or random values; truncation) and runs
-``parse_bytes``, then ``exports_from_bytes`` and ``undefined_from_bytes`` on every slice that parsed. It fails
+``parse_bytes``, then ``exports_from_bytes``, ``exported_from_bytes`` and ``undefined_from_bytes`` on every slice
+that parsed. It fails
 when anything raises, returns something other than MachOFile/frozenset/tuple/Unreadable, or takes longer than
 ``--limit`` seconds (default 1 s). Exit status 0 when every case passed.
 """
@@ -21,7 +22,14 @@ import signal
 import sys
 import time
 
-from conda_torchcheck.binaries.macho import MachOFile, Unreadable, exports_from_bytes, parse_bytes, undefined_from_bytes
+from conda_torchcheck.binaries.macho import (
+    MachOFile,
+    Unreadable,
+    exported_from_bytes,
+    exports_from_bytes,
+    parse_bytes,
+    undefined_from_bytes,
+)
 from tests.binaries import machogen as gen
 
 
@@ -107,6 +115,8 @@ def run_case(data: bytes) -> None:
     for sl in info.slices:
         exports = exports_from_bytes(sl, data)
         assert isinstance(exports, (frozenset, Unreadable)), type(exports)
+        found = exported_from_bytes(sl, data, ["_a", "___kmpc_fork_call", "_omp_get_num_threads", "__Z"])
+        assert isinstance(found, (frozenset, Unreadable)), type(found)
         undefined = undefined_from_bytes(sl, data)
         assert isinstance(undefined, (tuple, Unreadable)), type(undefined)
 
