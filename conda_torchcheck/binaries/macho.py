@@ -409,7 +409,7 @@ def _exports(data, sl: MachOSlice) -> frozenset[str]:
     while stack:
         node, prefix = stack.pop()
         if node in visited:
-            raise MachOError("export trie has a loop")
+            continue  # a node reached twice (a loop in a corrupt trie, or shared): its names are listed once
         visited.add(node)
         if len(visited) > MAX_TRIE_NODES:
             raise MachOError("export trie too large")

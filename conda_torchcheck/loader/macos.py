@@ -826,7 +826,9 @@ def check_symbols(load: MacLoad, limit: int = 200) -> list[SymbolMiss]:
             got = frozenset(names & listed) if isinstance(listed, frozenset) else listed
         else:
             got = read_exported(target.path, target.slice, names)
-        found = set(got) if isinstance(got, frozenset) else set()
+        if not isinstance(got, frozenset):
+            return set(names)  # an export trie that cannot be read proves nothing missing: judge nothing
+        found = set(got)
         if depth < 8:
             for ref in target.slice.dylibs:
                 if ref.kind == "reexport" and names - found:
