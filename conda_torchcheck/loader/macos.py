@@ -127,10 +127,21 @@ class MacSearch(Record):
 
 
 def is_protected(executable: Path | str | None) -> bool:
+    """Whether the program that starts is SIP-protected: the path itself, or where its symlinks point (a venv's
+    bin/python → /usr/bin/python3), read as link text so that it works for a Mac's env examined elsewhere."""
     if executable is None:
         return False
-    text = str(executable)
-    return text.startswith(tuple(_table()["dyld"]["protected_prefixes"])) and not text.startswith("/usr/local/")
+    prefixes = tuple(_table()["dyld"]["protected_prefixes"])
+    current = str(executable)
+    for _ in range(8):
+        if current.startswith(prefixes) and not current.startswith("/usr/local/"):
+            return True
+        try:
+            target = os.readlink(current)
+        except OSError:
+            return False
+        current = target if target.startswith("/") else os.path.join(os.path.dirname(current), target)
+    return False
 
 
 def process_arch(env: Any, host: Any, live: bool) -> tuple[str, str]:

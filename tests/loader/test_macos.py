@@ -296,3 +296,12 @@ def test_a_library_only_outside_the_env_is_a_warning_offline_and_an_error_when_e
     assert f.evidence["tried"][0].startswith("install-name '/opt/homebrew/opt/libomp/lib/libomp.dylib' (not examined")
     [f] = run_check(b, "mac_loading", system_root=system_root(tmp_path / "root", "14.5"))
     assert f.severity is Severity.ERROR and f.evidence["tried"][0].endswith("(no such file)")
+
+
+def test_a_venv_of_apples_python_is_protected_so_dyld_variables_are_purged(tmp_path):
+    venv_python = tmp_path / "venv" / "bin" / "python3"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to("/usr/bin/python3")
+    assert macos.is_protected(venv_python)
+    assert not macos.is_protected(tmp_path / "bin" / "python3.11")
+    assert not macos.is_protected("/usr/local/bin/python3")
