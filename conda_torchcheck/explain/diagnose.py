@@ -225,6 +225,8 @@ def rank_causes(
     clues = clues or PasteClues()
     pattern = tbl.pattern(match.pattern_id)
     seen = set(seen_patterns) | clues.ids
+    # `when`/`unless` may test what the paste states besides the error: paste_torch, paste_os ...
+    fields = {**{f"paste_{k}": v for k, v in clues.facts.items()}, **match.fields}
     contradicted: set[str] = set()
     hinted: list[tuple[str, bool]] = []
     ordered: list[tuple[str, bool]] = []
@@ -234,7 +236,7 @@ def rank_causes(
         if ref.hint_only and not set(ref.hints) & seen:
             continue
         if ref.when or ref.unless:
-            state = _entry_state(ref, match.fields)
+            state = _entry_state(ref, fields)
             if state == "contradicted":
                 if not ref.soft:
                     contradicted.add(ref.cause)

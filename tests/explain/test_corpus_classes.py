@@ -349,3 +349,35 @@ def test_extension_imported_before_torch_is_confirmed_by_the_missing_library(mak
 def test_rank_causes_without_clues_is_unchanged_by_them():
     [m] = recognise("ImportError: libc10.so: cannot open shared object file")
     assert [c.id for c in rank_causes(m)] == [c.id for c in rank_causes(m, clues=find_clues(""))]
+
+
+def test_old_abi_string_in_a_symbol_is_an_abi_cause_only_against_a_cxx11_torch():
+    text = (
+        "ImportError: /v/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs"
+    )
+    causes = ranked(text)
+    assert causes[:2] == ["extension-for-other-torch", "cxx11-abi-mismatch"]
+    assert first("pip install torch==2.7.0\n" + text) == "cxx11-abi-mismatch"
+    assert ranked("pip install torch==2.4.1\n" + text)[:2] == ["extension-for-other-torch", "cxx11-abi-mismatch"]
+    new_abi = text.replace("ESs", "ENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE")
+    assert first(new_abi) == "cxx11-abi-mismatch"
+
+
+def test_import_torch_first_waits_for_the_error_shown_after_doing_so():
+    text = (
+        "ImportError: libc10.so: cannot open shared object file: No such file or directory\n"
+        "ImportError: /v/lib/python3.10/site-packages/ext.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c1\n"
+    )
+    causes = ranked(text)
+    assert causes[0] == "extension-for-other-torch"
+    assert "extension-imported-before-torch" in causes
+
+
+def test_a_site_packages_put_on_sys_path_by_hand_names_another_interpreter():
+    text = (
+        "Added 'C:\\app\\venv\\Lib\\site-packages' to sys.path.\n"
+        'OSError: [WinError 126] x. Error loading "C:\\app\\venv\\Lib\\site-packages\\torch\\lib\\shm.dll" or one of '
+        "its dependencies."
+    )
+    assert first(text) == "interpreter-not-env"
