@@ -1,5 +1,7 @@
 """Real wheels from PyPI (or this machine's wheel folder), downloaded once into a cache outside the repo,
-checked against pinned sha256 digests, with only the needed members extracted.
+checked against pinned sha256 digests, with only the needed members extracted. From wheels too large to download
+(nvidia-cudnn-cu12 is 680 MB) single members are read with HTTP range requests: the central directory, then only
+that member's bytes (:func:`member`), each checked against its own pinned digest.
 
 Cache: ``$TORCHCHECK_TESTDATA`` or ``~/.cache/conda-torchcheck-testdata``.
 Set ``TORCHCHECK_SKIP_REALDATA=1`` to skip (not fail) tests whose wheel cannot be fetched.
@@ -167,6 +169,105 @@ WHEELS: dict[str, Wheel] = {
         "manylinux_2_28_x86_64",
     ),
 }
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file of a large wheel on PyPI, read without downloading the wheel."""
+
+    url: str
+    wheel_sha256: str  # PyPI's digest of the whole wheel (for reference: the wheel itself is never downloaded)
+    path: str  # the member's path in the wheel
+    sha256: str  # the member's own digest, checked after reading
+
+
+_CUDNN_91 = (
+    "https://files.pythonhosted.org/packages/3f/d0/f90ee6956a628f9f04bf467932c0a25e5a7e706a684b896593c06c82f460/"
+    "nvidia_cudnn_cu12-9.1.0.70-py3-none-win_amd64.whl"
+)
+_CUDNN_91_SHA = "6278562929433d68365a07a4a1546c237ba2849852c0d4b2262a486e805b977a"
+
+# issue 14: nvidia-cudnn-cu12 9.1.0.70 win_amd64 (680 MB). cudnn64_9.dll: FileVersion 9.1.0.70, imports only
+# KERNEL32.dll (its sub-libraries load on first use); cudnn_graph64_9.dll has no version resource.
+MEMBERS: dict[str, Member] = {
+    "cudnn-9.1.0.70-win/cudnn64_9.dll": Member(
+        _CUDNN_91,
+        _CUDNN_91_SHA,
+        "nvidia/cudnn/bin/cudnn64_9.dll",
+        "c07cc47f2fa4a566593c7af4aa7e57edf09a985a0fddd14cb8d6f456e252af05",
+    ),
+    "cudnn-9.1.0.70-win/cudnn_graph64_9.dll": Member(
+        _CUDNN_91,
+        _CUDNN_91_SHA,
+        "nvidia/cudnn/bin/cudnn_graph64_9.dll",
+        "df730314816b59890db41428745c860b2be0112ed296892bbcc426296822aa54",
+    ),
+}
+
+
+def _ranged(url: str, spec: str) -> tuple[bytes, str | None]:
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Range": f"bytes={spec}"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return response.read(), response.headers.get("Content-Range")
+
+
+def _read_member(spec: Member) -> bytes:
+    """The central directory from the wheel's tail, then the member's local header and compressed bytes."""
+    import struct
+    import zlib
+
+    tail, content_range = _ranged(spec.url, "-262144")
+    total = int(str(content_range).rsplit("/", 1)[1])
+    base = total - len(tail)
+    end = tail.rfind(b"PK\x05\x06")
+    if end < 0:
+        raise OSError("no end of central directory in the last 256 KiB")
+    size, offset = struct.unpack_from("<II", tail, end + 12)
+    if offset < base:
+        tail, _ = _ranged(spec.url, f"{offset}-{offset + size - 1}")
+        directory = tail
+    else:
+        directory = tail[offset - base : offset - base + size]
+    pos = 0
+    while pos + 46 <= len(directory) and struct.unpack_from("<I", directory, pos)[0] == 0x02014B50:
+        (method,) = struct.unpack_from("<H", directory, pos + 10)
+        compressed, plain = struct.unpack_from("<II", directory, pos + 20)
+        name_len, extra_len, comment_len = struct.unpack_from("<HHH", directory, pos + 28)
+        (local,) = struct.unpack_from("<I", directory, pos + 42)
+        name = directory[pos + 46 : pos + 46 + name_len].decode("utf-8")
+        pos += 46 + name_len + extra_len + comment_len
+        if name != spec.path:
+            continue
+        header, _ = _ranged(spec.url, f"{local}-{local + 29}")
+        skip = 30 + sum(struct.unpack_from("<HH", header, 26))
+        data, _ = _ranged(spec.url, f"{local + skip}-{local + skip + compressed - 1}")
+        raw = zlib.decompress(data, -15) if method == 8 else data
+        if len(raw) != plain:
+            raise OSError(f"{name}: {len(raw)} bytes, the central directory says {plain}")
+        return raw
+    raise OSError(f"{spec.path} is not in the wheel")
+
+
+def member(key: str) -> Path:
+    """Path of the cached, verified member ``key`` of a large wheel (read with range requests on first use)."""
+    spec = MEMBERS[key]
+    target = CACHE / "members" / key
+    if target.is_file() and _sha256(target) == spec.sha256:
+        return target
+    try:
+        raw = _read_member(spec)
+    except OSError as exc:
+        _unavailable(f"cannot read {spec.path} from {spec.url.rsplit('/', 1)[1]}: {exc}")
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != spec.sha256:
+        pytest.fail(f"{key}: sha256 {digest} does not match the pinned {spec.sha256}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".part")
+    tmp.write_bytes(raw)
+    tmp.rename(target)
+    return target
 
 
 def _sha256(path: Path) -> str:

@@ -1,8 +1,10 @@
 """TC312 (cuDNN sub-libraries) and TC313 (the NVIDIA driver from System32\\nvcuda.dll) for CUDA builds on Windows.
 
-Real data: nvidia-cuda-runtime-cu12 12.4.127's cudart64_12.dll (FileVersion 6.14.11.12040) stands in for the
-CUDA DLLs of a torch +cu124 wheel (only names and version resources matter here); nvcuda.dll stand-ins with the
-FileVersions of real drivers (tests/fixtures/pe/versioned, built from src/versioned).
+Real data: cudnn64_9.dll (FileVersion 9.1.0.70, imports only KERNEL32.dll) and cudnn_graph64_9.dll (no version
+resource) read from nvidia-cudnn-cu12 9.1.0.70 win_amd64 with range requests (tests/realdata.py MEMBERS); the other
+sub-libraries are copies of cudnn64_9.dll under their names (the real ones carry the same FileVersion 9.1.0.70,
+checked on cudnn_cnn64_9.dll and cudnn_engines_runtime_compiled64_9.dll); nvidia-cuda-runtime-cu12 12.4.127's
+cudart64_12.dll; nvcuda.dll stand-ins with the FileVersions of real drivers (tests/fixtures/pe/versioned).
 """
 
 from __future__ import annotations
@@ -32,9 +34,12 @@ def cuda_torch_env(tmp_path, *, sublibs=None):
     pkg = venv.torch_package("2.4.0+cu124", cuda="12.4")
     lib = pkg / "lib"
     lib.mkdir()
-    src = cudart()
-    for name in ["cudart64_12.dll", CUDNN9["main"], *(CUDNN9["sublibraries"] if sublibs is None else sublibs)]:
-        wl.link_or_copy(src, lib / name)
+    wl.link_or_copy(cudart(), lib / "cudart64_12.dll")
+    main = wl.realdata.member("cudnn-9.1.0.70-win/cudnn64_9.dll")
+    graph = wl.realdata.member("cudnn-9.1.0.70-win/cudnn_graph64_9.dll")
+    wl.link_or_copy(main, lib / CUDNN9["main"])
+    for name in CUDNN9["sublibraries"] if sublibs is None else sublibs:
+        wl.link_or_copy(graph if name == "cudnn_graph64_9.dll" else main, lib / name)
     return venv, lib
 
 
@@ -60,7 +65,8 @@ def test_missing_cudnn_sublibrary(tmp_path):
     (f,) = win_cuda.CHECK.run(wl.context(venv.prefix, system_root=win, path=""))
     assert (f.id, f.severity) == ("TC312", Severity.WARNING)
     assert f.evidence["missing"] == ["cudnn_ops64_9.dll"]
-    assert "Could not load library cudnn_ops64_9.dll" in f.explanation.render("en")
+    assert "Could not locate cudnn_ops64_9.dll" in f.explanation.render("en")
+    assert f.evidence["cudnn"].endswith("(9.1.0.70)")
     assert str(lib) in f.evidence["searched"]
 
 
@@ -69,7 +75,8 @@ def test_sublibrary_found_elsewhere_in_the_search_counts(tmp_path):
     present = [n for n in CUDNN9["sublibraries"] if n != "cudnn_ops64_9.dll"]
     venv, _lib = cuda_torch_env(tmp_path, sublibs=present)
     base = tmp_path / "Python311"
-    wl.link_or_copy(cudart(), base / "cudnn_ops64_9.dll")  # python.exe's folder: a default DLL directory
+    # python.exe's folder: a default DLL directory
+    wl.link_or_copy(wl.realdata.member("cudnn-9.1.0.70-win/cudnn64_9.dll"), base / "cudnn_ops64_9.dll")
     win = wl.fake_windows(tmp_path / "Windows")
     assert list(win_cuda.CHECK.run(wl.context(venv.prefix, system_root=win, path=""))) == []
 
@@ -77,7 +84,7 @@ def test_sublibrary_found_elsewhere_in_the_search_counts(tmp_path):
 @pytest.mark.realdata
 def test_sublibrary_from_another_cudnn_build(tmp_path):
     venv, lib = cuda_torch_env(tmp_path)
-    with_file_version(lib / "cudnn_cnn64_9.dll", 6, 14, 11, 11000)
+    with_file_version(lib / "cudnn_cnn64_9.dll", 9, 0, 0, 312)  # a cuDNN 9.0.0 sub-library
     win = wl.fake_windows(tmp_path / "Windows")
     (f,) = win_cuda.CHECK.run(wl.context(venv.prefix, system_root=win, path=""))
     assert f.title.key == "TC312.mismatch.title"
