@@ -122,7 +122,7 @@ def example_pin(tag: str) -> str | None:
         rel = release(minor)
         if rel is None:
             continue
-        if tag in rel.pip_cuda or tag in rocm_tags(minor) or tag == "cpu":
+        if tag in rel.pip_cuda or tag in rocm_tags(minor) or tag in rel.raw.get("pip_rocm", ()) or tag == "cpu":
             patches = [v for v in pytorch_channel_versions() if minor_of(v) == minor]
             version = patches[-1] if patches else f"{minor}.0"
             return f"torch=={version}+{tag}"

@@ -968,7 +968,15 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
         and file.pip[e.origin].line.option == "--index-url"
         and torch_index(file.pip[e.origin].line.value) is None
     ]
-    main_ok = not non_family and not other_main
+    # PyPI given back as an extra index (`--extra-index-url https://pypi.org/simple`): the torch index may stay main
+    pypi_extra = any(
+        file.pip[e.origin].line.kind == "option"
+        and file.pip[e.origin].line.option == "--extra-index-url"
+        and torch_index(file.pip[e.origin].line.value) is None
+        for e in out
+        if e.origin is not None
+    )
+    main_ok = (not non_family or pypi_extra) and not other_main
     if torch_tag and any(idx.tag is None for _, _, idx in existing):
         return out  # torch_stable.html find-links: serves every variant
     if torch_tag:

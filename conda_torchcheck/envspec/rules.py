@@ -17,6 +17,7 @@ from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import (
     CONDA_TORCH,
     PIP_TORCH,
+    PYTORCH_PUBLISHERS,
     Intent,
     analyse,
     builder_of,
@@ -28,7 +29,7 @@ from conda_torchcheck.envspec.intent import (
     pytorch_channel_versions,
     release_python_ok,
 )
-from conda_torchcheck.envspec.matchspec import cuda_of_tag, minor_of_spec, version_key
+from conda_torchcheck.envspec.matchspec import cuda_of_tag, minor_of_spec, torch_index, version_key
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -289,7 +290,12 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
                 "TC605",
                 Severity.WARNING,
                 variant="deprecated_channel",
-                evidence=_ev(ctx, line=c.where.line, channel=c.text),
+                evidence=_ev(
+                    ctx,
+                    line=c.where.line,
+                    channel=c.text,
+                    entries=[_at(d) for d in ctx.file.deps if d.spec is not None and d.spec.channel_name == c.name],
+                ),
                 fixes=[Fix("file", msg("TC605.deprecated_channel.fix"))],
                 channel=c.text,
             )
@@ -439,6 +445,8 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
         return
     pairs = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
     torch_conda = i.deps.get("pytorch") or i.misnamed_torch
+    # one finding per kind for the whole family (torch, torchvision and torchaudio twice are one mistake)
+    grouped: dict[bool, list[tuple[CondaDep, PipItem]]] = {True: [], False: []}
     for conda_name, pip_name in pairs.items():
         dep = i.deps.get(conda_name) if conda_name != "pytorch" else torch_conda
         item = i.pip.get(pip_name)
@@ -447,15 +455,19 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
         conda_version = dep.spec.exact if dep.spec is not None else None
         if conda_name == "pytorch" and conda_version is None and i.resolution is not None:
             conda_version = i.resolution.version
-        redundant = _pip_satisfied_by(item, conda_version)
+        grouped[_pip_satisfied_by(item, conda_version)].append((dep, item))
+    for redundant in (False, True):
+        found = grouped[redundant]
+        if not found:
+            continue
         yield finding(
             "TC606",
             Severity.WARNING if redundant else Severity.ERROR,
             variant="redundant" if redundant else "conflict",
-            evidence=_ev(ctx, conda=_at(dep), pip=_at(item)),
-            fixes=[ctx.rewrite_fix("TC606.fix", pip=item.text)],
-            conda=dep.text,
-            pip=item.text,
+            evidence=_ev(ctx, conda=[_at(d) for d, _ in found], pip=[_at(p) for _, p in found]),
+            fixes=[ctx.rewrite_fix("TC606.fix", pip=", ".join(p.text for _, p in found))],
+            conda=", ".join(d.text for d, _ in found),
+            pip=", ".join(p.text for _, p in found),
         )
     # torchvision / torchaudio from the other manager than torch: one finding for the file, every entry in it
     if torch_conda is not None:
@@ -550,6 +562,8 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
             )
     torch_version = i.torch_version
     release = torch_release(torch_version) if torch_version else None
+    if release is None and "torch" in i.pip:
+        yield from _range_not_offered(ctx, indexes)
     if release is not None and "torch" in i.pip:
         for item, index in indexes:
             if index.tag and index.tag.startswith("cu") and index.tag not in release.pip_cuda and not index.nightly:
@@ -563,9 +577,17 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
                     torch=torch_version,
                 )
     main_index = [(item, index) for item, index in indexes if item.line.option == "--index-url"]
+    # `--extra-index-url https://pypi.org/simple` (or any non-torch index) next to it gives PyPI back
+    other_extra = [
+        item
+        for item in ctx.file.pip or ()
+        if item.line.kind == "option"
+        and item.line.option == "--extra-index-url"
+        and torch_index(item.line.value) is None
+    ]
     if main_index:
         others = [p for p in ctx.file.pip_requirements() if p.line.name and not _carried(p.line.name)]
-        if others:
+        if others and not other_extra:
             item, _ = main_index[0]
             yield finding(
                 "TC607",
@@ -576,7 +598,9 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
                 packages=", ".join(p.line.name or p.text for p in others[:5]),
             )
     extra = [(item, index) for item, index in indexes if item.line.option == "--extra-index-url" and index.tag]
-    if extra and not main_index:
+    if not (extra and not main_index) and main_index and other_extra and main_index[0][1].tag:
+        extra = main_index[:1]  # the torch index is the main one, PyPI an extra: the same race for the version
+    if extra and (not main_index or other_extra):
         # an exact pin is enough: pip prefers 2.5.1+cu124 over PyPI's 2.5.1 for ==2.5.1 (local versions sort higher)
         loose = [item for item in i.pip.values() if not item.line.url and not item.line.exact]
         if loose:
@@ -589,6 +613,43 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
                 fixes=[Fix("file", msg("TC607.unpinned_extra.fix", tag=index.tag, example=_example(index.tag)))],
                 tag=index.tag,
             )
+
+
+def _range_not_offered(ctx: RuleContext, indexes) -> Iterator[Finding]:
+    """A ranged pip torch (``torch>=2.7.0``) with a CUDA index no release in that range was built for
+    (2.7 has cu118/cu126/cu128, not cu121): "No matching distribution found"."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from conda_torchcheck.envspec.history import known_minors
+
+    item = ctx.intent.pip["torch"]
+    spec = item.line.version_spec
+    if not spec or item.line.url:
+        return
+    try:
+        allowed = SpecifierSet(spec)
+    except InvalidSpecifier:
+        return
+    minors = [m for m in known_minors() if allowed.contains(f"{m}.0") or allowed.contains(f"{m}.1")]
+    releases = [torch_release(m) for m in minors]
+    if not minors or any(r is None or not r.pip_cuda for r in releases):
+        return
+    for opt, index in indexes:
+        tag = index.tag
+        if not tag or not tag.startswith("cu") or index.nightly:
+            continue
+        if any(tag in r.pip_cuda for r in releases if r is not None):
+            continue
+        offered = sorted({t for r in releases if r is not None for t in r.pip_cuda})
+        yield finding(
+            "TC607",
+            Severity.ERROR,
+            variant="not_offered",
+            evidence=_ev(ctx, index=_at(opt), torch=_at(item), offered=offered),
+            fixes=[Fix("file", msg("TC607.not_offered.fix", offered=", ".join(offered)))],
+            tag=tag,
+            torch=item.line.specifier,
+        )
 
 
 def _example(tag: str | None) -> str:
@@ -626,6 +687,9 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
         if not version:
             continue
         verdict = companion_ok(name, torch_version, version)
+        if verdict is False and "dev" in torch_version:
+            # nightlies pair by minor (and date): 0.16.0.dev20230607 with 2.1.0.dev20230607
+            verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "")
         if verdict is False:
             want_minor, want_exact = companion_for(name, torch_version)
             yield finding(
@@ -667,6 +731,14 @@ def _bounds(ctx: RuleContext, torch_version: str, torch_dep: CondaDep | PipItem 
 # TC609 CPU and CUDA at once
 
 
+def _located(ctx: RuleContext, text: str) -> dict[str, Any]:
+    """An entry's text with the line it is on (the first one written so)."""
+    for item in (*ctx.file.deps, *(ctx.file.pip or ())):
+        if item.text == text:
+            return _at(item)
+    return {"line": 0, "entry": text}
+
+
 def cpu_and_cuda(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     if i.variant != "conflict":
@@ -676,7 +748,7 @@ def cpu_and_cuda(ctx: RuleContext) -> Iterator[Finding]:
     yield finding(
         "TC609",
         Severity.ERROR,
-        evidence=_ev(ctx, cpu=cpu, cuda=cuda),
+        evidence=_ev(ctx, cpu=[_located(ctx, e) for e in cpu], cuda=[_located(ctx, e) for e in cuda]),
         fixes=[Fix("file", msg("TC609.fix", cpu=", ".join(cpu), cuda=", ".join(cuda)))],
         cpu=cpu[0],
         cuda=cuda[0],
@@ -785,26 +857,49 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
 def family_channels(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     torch_builder = builder_of(i.torch_channel)
+    torch_dep = i.deps.get("pytorch")
+    torch_prefixed = torch_dep is not None and torch_dep.spec is not None and torch_dep.spec.channel is not None
+    by_order = next((c for c in ctx.file.channel_names if c in PYTORCH_PUBLISHERS), None)
+    mixed: list[tuple[str, CondaDep, str]] = []
     if torch_builder is not None:
         for name in ("torchvision", "torchaudio", "libtorch"):
             dep = i.deps.get(name)
-            if dep is None or dep.spec is None or dep.spec.channel_name is None:
+            if dep is None or dep.spec is None:
                 continue
-            other = builder_of(dep.spec.channel_name)
-            if other != torch_builder:
-                torch = i.deps.get("pytorch")
-                yield finding(
-                    "TC612",
-                    Severity.ERROR,
-                    variant="family",
-                    evidence=_ev(
-                        ctx, torch=_at(torch) if torch else None, other=_at(dep), torch_channel=i.torch_channel
-                    ),
-                    fixes=[ctx.rewrite_fix("TC612.family.fix", package=name, channel=i.torch_channel)],
-                    package=name,
-                    channel=dep.spec.channel_name,
-                    torch_channel=i.torch_channel,
+            if dep.spec.channel_name is not None:
+                other = builder_of(dep.spec.channel_name)
+                mismatch = other != torch_builder
+                channel = dep.spec.channel_name
+            elif torch_prefixed and by_order is not None:
+                # unprefixed, it comes from the first listed channel that has it; a nightly torch needs the
+                # nightly companions, and another builder's ones do not load into this torch
+                channel = by_order
+                mismatch = by_order != i.torch_channel and (
+                    builder_of(by_order) != torch_builder or "nightly" in (i.torch_channel or "") + by_order
                 )
+            else:
+                continue
+            if mismatch:
+                mixed.append((name, dep, channel))
+        if mixed:
+            # one finding for the family: torchvision and torchaudio from the wrong builder are one mistake
+            torch = i.deps.get("pytorch")
+            packages = ", ".join(n for n, _, _ in mixed)
+            yield finding(
+                "TC612",
+                Severity.ERROR,
+                variant="family",
+                evidence=_ev(
+                    ctx,
+                    torch=_at(torch) if torch else None,
+                    others=[_at(d) for _, d, _ in mixed],
+                    torch_channel=i.torch_channel,
+                ),
+                fixes=[ctx.rewrite_fix("TC612.family.fix", package=packages, channel=i.torch_channel)],
+                package=packages,
+                channel=mixed[0][2],
+                torch_channel=i.torch_channel,
+            )
     # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"
     names = list(ctx.file.channel_names)
     # nvidia after conda-forge only supplies what conda-forge lacks (cuda-nvtx 11.8 ...): intended, silent;

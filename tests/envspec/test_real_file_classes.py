@@ -278,3 +278,55 @@ def test_every_pin_written_for_the_frozen_channel_existed(minor):
     for name in ("torchvision", "torchaudio"):
         if name in written and any(len(v.split(".")) >= 3 for v in page.get(name, ())):
             assert written[name] in page[name], (torch, name, written[name], page[name])
+
+
+def test_unprefixed_companions_of_a_nightly_torch_come_from_the_release_channel():
+    text = (
+        "channels:\n  - pytorch\n  - pytorch-nightly\n  - defaults\ndependencies:\n"
+        "  - pytorch-nightly::pytorch>=2.1.1\n  - torchaudio\n  - torchvision\n"
+    )
+    result = fix(text)
+    found = [f for f in result.findings_before if f.title.key.startswith("TC612.family")]
+    assert len(found) == 1  # one finding for the family
+    assert {"pytorch-nightly::torchaudio", "pytorch-nightly::torchvision"} <= set(deps(result.fixed))
+    assert "TC605.deprecated_channel" in keys(result.findings_before)
+    assert_converges(result)
+
+
+def test_pypi_given_back_as_an_extra_index_is_not_hidden_but_races_the_torch_index():
+    text = (
+        "dependencies:\n  - pip\n  - pip:\n    - --index-url https://download.pytorch.org/whl/rocm6.4\n"
+        "    - --extra-index-url https://pypi.org/simple\n    - numpy\n    - torch>=1.6\n"
+    )
+    found = keys(check_text(text).findings)
+    assert "TC607.hides_pypi" not in found and "TC607.unpinned_extra" in found
+
+
+def test_a_range_no_release_of_which_was_built_for_the_index():
+    text = (
+        "channels: [conda-forge, nodefaults]\ndependencies:\n  - pip\n  - pip:\n"
+        "    - --extra-index-url https://download.pytorch.org/whl/cu121\n    - torch>=2.7.0\n"
+    )
+    assert "TC607.not_offered" in keys(check_text(text).findings)
+
+
+def test_conda_and_pip_family_twice_is_one_finding():
+    text = (
+        "channels: [conda-forge]\ndependencies:\n  - pytorch\n  - torchvision\n  - torchaudio\n  - pip:\n"
+        "      - torch\n      - torchvision\n      - torchaudio\n"
+    )
+    assert [f.id for f in check_text(text).findings].count("TC606") == 1
+
+
+def test_nightly_companions_pair_by_minor():
+    text = (
+        "dependencies:\n  - pip\n  - pip:\n    - --extra-index-url https://download.pytorch.org/whl/nightly/cu121\n"
+        "    - torch==2.1.0.dev20230607+cu121\n    - torchvision==0.16.0.dev20230607+cu121\n"
+    )
+    assert "TC608" not in keys(check_text(text).findings)
+
+
+def test_cpu_and_cuda_at_once_names_the_lines():
+    text = "channels: [pytorch]\ndependencies:\n  - pytorch=1.9.1=py3.8_cuda11.1_cudnn8_0\n  - pytorch-mutex=1.0=cpu\n"
+    f = next(f for f in check_text(text).findings if f.id == "TC609")
+    assert {e["line"] for e in f.evidence["cpu"]} == {4} and 3 in {e["line"] for e in f.evidence["cuda"]}
