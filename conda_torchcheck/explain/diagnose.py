@@ -499,7 +499,7 @@ def diagnose(
                     _params=params,
                 )
             )
-        notes = []
+        notes = match_notes(match)
         if other_os is not None:
             notes.append(msg("explain.note.other_os", error_os=os_name(pattern.platform), env_os=os_name(env.os)))
         named = prefix_named_by(match)
@@ -509,6 +509,15 @@ def diagnose(
             notes.append(msg("explain.note.no_torch", prefix=str(env.prefix)))
         diagnoses.append(Diagnosis(match, tuple(out), tuple(notes), env_checked=True))
     return diagnoses, list(findings), wanted
+
+
+def match_notes(match: Match) -> list[Text]:
+    """What the error's own text adds, env or not: the provider a symbol's version tag names."""
+    fields = match.fields
+    if "provider" in fields and "symbol_version" in fields:
+        key = "explain.note.provider_cuda" if "provider_cuda" in fields else "explain.note.provider"
+        return [msg(key, **pattern_params(match))]
+    return []
 
 
 def without_env(
@@ -530,5 +539,5 @@ def without_env(
             )
             for rc in rank_causes(m, seen, tbl, clues)
         )
-        out.append(Diagnosis(m, causes))
+        out.append(Diagnosis(m, causes, tuple(match_notes(m))))
     return out

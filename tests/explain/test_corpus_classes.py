@@ -208,6 +208,9 @@ def test_symbol_version_tag_names_the_provider_and_its_cuda():
     [m] = recognise(text)
     assert m.fields["provider"] == "libcusparse.so.11" and m.fields["provider_cuda"] == "11"
     assert first(text) == "nvidia-wheels-mismatch"
+    [d] = explain(text).diagnoses
+    [note] = [n.render("en") for n in d.notes]
+    assert "libcusparse.so.11" in note and "CUDA 11" in note
 
 
 # --- ranking from the paste's own clues -----------------------------------------------------------------------------
@@ -381,3 +384,22 @@ def test_a_site_packages_put_on_sys_path_by_hand_names_another_interpreter():
         "its dependencies."
     )
     assert first(text) == "interpreter-not-env"
+
+
+def test_json_has_the_paste_level_ranking_clues_and_doubts(capsys):
+    import json
+
+    from conda_torchcheck.cli.main import main
+
+    text = (
+        "pip install torch==2.5.1\n"
+        'OSError: [WinError 126] x. Error loading "C:\\Users\\a\\AppData\\Local\\Programs\\Python\\Python311\\Lib\\'
+        'site-packages\\torch\\lib\\shm.dll" or one of its dependencies.'
+    )
+    assert main(["explain", "--no-env", "--json", text]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["likely_causes"][0] == doc["recognised"][0]["causes"][0]["id"]
+    assert "python-org-path" in doc["clues"]
+    assert doc["paste_facts"]["torch"] == "2.5.1" and doc["paste_facts"]["source"] == "pip"
+    mkl = next(c for c in doc["recognised"][0]["causes"] if c["id"] == "user-site-mkl")
+    assert "2.5.1" in mkl["doubt"]
