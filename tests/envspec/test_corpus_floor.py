@@ -16,8 +16,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "envfiles"
 
-PRECISION_FLOOR = 0.97
-RECALL_FLOOR = 0.95
+# reached 1.00 / 1.00 on the 72 files of the corpus (issue 13's targets: 0.97 / 0.95); a little room is left
+# for files still being added to the corpus
+PRECISION_FLOOR = 0.98
+RECALL_FLOOR = 0.97
 MEAN_MS_CEILING = 200.0
 
 
