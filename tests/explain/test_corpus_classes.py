@@ -403,3 +403,11 @@ def test_json_has_the_paste_level_ranking_clues_and_doubts(capsys):
     assert doc["paste_facts"]["torch"] == "2.5.1" and doc["paste_facts"]["source"] == "pip"
     mkl = next(c for c in doc["recognised"][0]["causes"] if c["id"] == "user-site-mkl")
     assert "2.5.1" in mkl["doubt"]
+
+
+def test_the_drivers_own_libraries_name_the_driver():
+    assert first("OSError: libcuda.so.1: cannot open shared object file: No such file or directory") == (
+        "no-nvidia-driver"
+    )
+    nvrtc = 'OSError: [WinError 126] x. Error loading "C:\\p\\torch\\lib\\caffe2_nvrtc.dll" or one of its dependencies.'
+    assert "cuda-build-without-nvidia-driver" in ranked(nvrtc)[:2]
