@@ -235,6 +235,18 @@ def _missing_symbols(importers, name: str, copy: Path) -> dict[str, list[str]]:
     return out
 
 
+def _torch_copy(graph, name: str) -> Path | None:
+    """The file torch's DLLs get for ``name`` when torch is imported first: the module loaded by that name, else
+    (the load that would bind it failed for another reason) the file the search found for torch's import."""
+    bound = graph.loaded.get(name)
+    if bound is not None:
+        return bound[0]
+    for module, dep in graph.iter_edges():
+        if module.extra.get("own") and dep.name.lower() == name and dep.resolution is not None:
+            return dep.resolution.path
+    return None
+
+
 def verdict(ctx: CheckContext, graph, copy: Copy) -> dict | None:
     """What happens to torch when ``copy``'s package is imported first; None when nothing goes wrong."""
     from conda_torchcheck.loader.windows import dll_kind, package_load_winner, vc_minimum
@@ -242,8 +254,7 @@ def verdict(ctx: CheckContext, graph, copy: Copy) -> dict | None:
     winner = package_load_winner(graph, copy.name, copy.path, beside_extension=copy.beside_extension)
     if winner is None or _norm(winner) != _norm(copy.path):
         return None  # python.exe's folder (or python.exe itself) hands out another copy: this one never loads first
-    bound = graph.loaded.get(copy.name)
-    torch_copy = bound[0] if bound is not None else None
+    torch_copy = _torch_copy(graph, copy.name)
     if torch_copy is not None and _norm(torch_copy) == _norm(copy.path):
         return None  # the copy torch gets anyway: TC302/TC303 judge it
     have = graph.module_version(copy.path)
@@ -281,6 +292,10 @@ def verdict(ctx: CheckContext, graph, copy: Copy) -> dict | None:
         linkers = graph.linker_versions()
         if not linkers or _tuple(have)[:2] >= max(linkers):
             return None
+    if copy.name.startswith("cudnn64_") and _tuple(have)[:2] < _tuple(theirs)[:2]:
+        # torch.backends.cudnn refuses a runtime minor older than the one torch was built with (the copy it
+        # ships or was solved with stands for that); knowledge/windows_cuda.toml [TORCH-CUDNN]
+        return {**result, "kind": "cudnn", "importer": importers[0]}
     return {**result, "kind": "older", "importer": importers[0]}
 
 
@@ -381,6 +396,15 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
                 count=len(names),
                 symbols=", ".join(names[:5]) + (" …" if len(names) > 5 else ""),
                 error_line=_error_line(graph, importer, 127),
+                evidence=evidence,
+                fixes=fixes_for(ctx, copy, kind),
+                **params,
+            )
+        elif kind == "cudnn":
+            yield finding(
+                "TC311",
+                Severity.WARNING,
+                variant="cudnn",
                 evidence=evidence,
                 fixes=fixes_for(ctx, copy, kind),
                 **params,

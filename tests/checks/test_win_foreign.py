@@ -204,3 +204,31 @@ def test_copy_of_a_dll_torch_preloads_before_its_importers_is_not_claimed(tmp_pa
     venv.dist("c10bind", "1.0", files={"c10bind/_c.pyd": importing("c10.dll"), "c10bind/c10.dll": cudart.read_bytes()})
     names = [f.evidence["copy"].rsplit("/", 1)[1] for f in run(wl.context(venv.prefix, system_root=win, path=""))]
     assert "c10.dll" not in names
+
+
+def test_older_cudnn_of_another_package_in_a_conda_layout(tmp_path):
+    """torch's extension module imports cudnn64_9.dll, found in the env's Library\\bin (9.5, the cudnn package);
+    another package keeps the real cuDNN 9.1.0.70 beside its own extension module: imported first, torch gets 9.1
+    and torch.backends.cudnn refuses it."""
+    import struct
+
+    b = wl.windows_env(tmp_path)
+    pkg = b.torch_package("2.6.0+cu124", cuda="12.4")
+    user = wl.fixture("mingw/cuda_user.dll").read_bytes()  # imports cudnn64_9.dll and cublas64_12.dll
+    (pkg / "_C.cp311-win_amd64.pyd").write_bytes(user)
+    real = wl.realdata.member("cudnn-9.1.0.70-win/cudnn64_9.dll").read_bytes()
+    newer = bytearray(real)
+    sig = newer.find(b"\xbd\x04\xef\xfe")
+    struct.pack_into("<II", newer, sig + 8, (9 << 16) | 5, (1 << 16) | 17)  # 9.5.1.17
+    library_bin = b.prefix / "Library" / "bin"
+    library_bin.mkdir(parents=True, exist_ok=True)
+    (library_bin / "cudnn64_9.dll").write_bytes(bytes(newer))
+    (library_bin / "cublas64_12.dll").write_bytes(real)  # only its name matters here
+    b.dist("ortlike", "1.0", files={"ortlike/_state.pyd": user, "ortlike/cudnn64_9.dll": real})
+    win = wl.fake_windows(tmp_path / "Windows")
+    found = {f.evidence["copy"].rsplit("/", 1)[1]: f for f in run(wl.context(b.prefix, system_root=win, path=""))}
+    f = found["cudnn64_9.dll"]
+    assert (f.severity, f.title.key) == (Severity.WARNING, "TC311.cudnn.title")
+    assert f.evidence["version"] == "9.1.0.70" and f.evidence["its_version"] == "9.5.1.17"
+    assert f.evidence["torch_gets_when_torch_is_first"] == str(library_bin / "cudnn64_9.dll")
+    assert "cuDNN version incompatibility" in f.explanation.render("en")
