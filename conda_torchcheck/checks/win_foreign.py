@@ -10,6 +10,7 @@ second order and is older than the copy torch gets in the first one, or lacks fu
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -186,10 +187,15 @@ def _tuple(text: str | None) -> tuple[int, ...]:
     return version_tuple(text) or ()
 
 
-def _versioned(name: str) -> bool:
+@functools.cache
+def _versioned_prefixes() -> tuple[str, ...]:
     from conda_torchcheck.knowledge import load
 
-    return name.startswith(tuple(load("windows_foreign")["versioned_prefixes"]))
+    return tuple(load("windows_foreign")["versioned_prefixes"])
+
+
+def _versioned(name: str) -> bool:
+    return name.startswith(_versioned_prefixes())
 
 
 def _importers(graph, name: str, torch_copy: Path | None) -> list:
