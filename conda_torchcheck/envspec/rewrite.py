@@ -644,6 +644,23 @@ def _ensure_pip_dep(st: _State, deps: list[Entry], pip: list[Entry] | None) -> l
 # channels
 
 
+def _order_decides_wrongly(st: _State, names: list[str], wants_cuda: bool) -> bool:
+    """Would the file's channel order take pytorch (TC602 pytorch/defaults_cpu) or pytorch-cuda's CUDA 12
+    libraries (TC602 nvidia) from another channel? Only then is the list reordered."""
+    torch = st.intent.deps.get("pytorch")
+    unprefixed = torch is None or torch.spec is None or torch.spec.channel is None
+    bases = {"conda-forge", *facts()["defaults"]["names"]}
+    first_base = next((k for k, n in enumerate(names) if n in bases), None)
+    if unprefixed and first_base is not None and first_base < names.index("pytorch"):
+        return True
+    nvidia_late = "nvidia" in names and "conda-forge" in names and names.index("conda-forge") < names.index("nvidia")
+    if wants_cuda and nvidia_late:
+        pc = st.intent.deps.get("pytorch-cuda")
+        head = (pc.spec.exact or pc.spec.minor or "") if pc is not None and pc.spec is not None else ""
+        return not head.startswith("11.")  # conda-forge has no CUDA 11 split packages: harmless there
+    return False
+
+
 def _referenced_channels(deps: list[Entry]) -> set[str]:
     found = set()
     for e in deps:
@@ -680,7 +697,20 @@ def _plan_channels(st: _State, deps: list[Entry]) -> tuple[list[Entry] | None, b
         if st.intent.has_conda_torch:
             st.unresolved.append(_reason("channels_unknown"))
         return None, False
-    if target == "pytorch":
+    if target == "pytorch" and "pytorch" in names and not _order_decides_wrongly(st, names, wants_cuda):
+        # the order is already right (or the prefixes make it irrelevant): keep it, only add what is missing
+        for k, c in enumerate(original):
+            if c.name == "nodefaults":
+                continue
+            if c.name in facts()["pytorch_channel"]["deprecated"] and c.name not in referenced:
+                removed.append((c.text, k, _reason("channel_deprecated", channel=c.text)))
+                continue
+            wanted.append((c.text, k))
+            if c.name == "pytorch" and wants_cuda and "nvidia" not in names:
+                wanted.append(("nvidia", None))
+        if not _base_channels([channel_name(t) for t, _ in wanted]) and st.base_channel:
+            wanted.append((st.base_channel, None))
+    elif target == "pytorch":
         add("pytorch")
         if wants_cuda or "nvidia" in names:
             add("nvidia")

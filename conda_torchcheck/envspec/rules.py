@@ -282,7 +282,12 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
             Severity.ERROR,
             variant="pip_name",
             evidence=_ev(ctx, entry=_at(i.misnamed_torch)),
-            fixes=[ctx.rewrite_fix("TC605.pip_name.fix")],
+            # a line beyond the reader (`torch==2.2.2+cpu -f URL` in the conda list) is not rewritten: no claim
+            fixes=[
+                ctx.rewrite_fix("TC605.pip_name.fix")
+                if i.misnamed_torch.spec is not None
+                else Fix("file", msg("TC605.pip_name.fix"))
+            ],
         )
     for c in ctx.file.channels or ():
         if c.name in facts()["pytorch_channel"]["deprecated"]:

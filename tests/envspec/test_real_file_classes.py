@@ -330,3 +330,11 @@ def test_cpu_and_cuda_at_once_names_the_lines():
     text = "channels: [pytorch]\ndependencies:\n  - pytorch=1.9.1=py3.8_cuda11.1_cudnn8_0\n  - pytorch-mutex=1.0=cpu\n"
     f = next(f for f in check_text(text).findings if f.id == "TC609")
     assert {e["line"] for e in f.evidence["cpu"]} == {4} and 3 in {e["line"] for e in f.evidence["cuda"]}
+
+
+def test_a_right_channel_order_is_kept():
+    # pytorch::pytorch makes the order irrelevant for torch: the other packages keep their channels
+    text = "channels:\n  - conda-forge\n  - bioconda\n  - pytorch\ndependencies:\n  - pytorch::pytorch=1.12.*\n"
+    result = fix(text + "  - cudatoolkit==11.3.*\n")
+    assert channels(result.fixed) == ["conda-forge", "bioconda", "pytorch", "nodefaults"]
+    assert not any(c.action == "reordered" for c in result.plan.changes)
