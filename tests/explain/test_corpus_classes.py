@@ -411,3 +411,14 @@ def test_the_drivers_own_libraries_name_the_driver():
     )
     nvrtc = 'OSError: [WinError 126] x. Error loading "C:\\p\\torch\\lib\\caffe2_nvrtc.dll" or one of its dependencies.'
     assert "cuda-build-without-nvidia-driver" in ranked(nvrtc)[:2]
+
+
+def test_the_missing_dll_named_by_windows_dialogs():
+    assert first("The program can't start because MSVCP140.dll is missing from your computer.") == "vc-runtime-missing"
+    assert first("The code execution cannot proceed because nvcuda.dll was not found.") == (
+        "cuda-build-without-nvidia-driver"
+    )
+    assert first("The program can't start because api-ms-win-core-path-l1-1-0.dll is missing") == (
+        "windows-version-unsupported"
+    )
+    assert first("Missing ...\\torch\\lib\\caffe2_nvrtc.dll") == "bundled-dll-missing"

@@ -279,6 +279,16 @@ CASES = [
         "cudnn-library-not-loaded",
         {"dll": "cudnn_ops_infer64_8.dll", "code": "126"},
     ),
+    (
+        "The code execution cannot proceed because VCRUNTIME140_1.dll was not found. Reinstalling the program may fix",
+        "dll-missing-named",
+        {"dll": "VCRUNTIME140_1.dll"},
+    ),
+    (
+        "Missing C:\\p\\Lib\\site-packages\\torch\\lib\\caffe2_nvrtc.dll",
+        "dll-missing-named",
+        {"dll": "caffe2_nvrtc.dll"},
+    ),
     ("AssertionError: Torch not compiled with CUDA enabled", "torch-not-compiled-cuda", {}),
     (
         "RuntimeError: CUDA error: no kernel image is available for execution on the device",
