@@ -193,14 +193,15 @@ def _cpu_fix(ctx: CheckContext) -> list[Fix]:
     return [Fix("pip", msg("TC502.fix.cpu"), commands=(command,))]
 
 
-def _older_build(ctx: CheckContext, driver) -> Fix | None:
-    """A pip build of this torch release for a CUDA family the driver does support."""
+def _older_build(ctx: CheckContext, driver, column: str = "linux") -> Fix | None:
+    """A pip build of this torch release for a CUDA family the driver does support (``column``: the OS column of
+    the minimum table; Windows' TC313 uses "windows")."""
     torch = ctx.torch
     release = torch_release(torch.version)
     if release is None or torch.dist is None:
         return None
     minimums = load("cuda_driver")["family_minimum"]
-    supported = {fam for fam, row in minimums.items() if (v := parse_version(row.get("linux"))) and driver >= v}
+    supported = {fam for fam, row in minimums.items() if (v := parse_version(row.get(column))) and driver >= v}
     candidates = [tag for tag in release.pip_cuda if tag.startswith("cu") and tag[2:-1] in supported]
     if not candidates:
         return None

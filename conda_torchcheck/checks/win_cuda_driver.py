@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.checks import Check
-from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks import Check, cuda_driver
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.win_common import windows_graph
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import load, parse_version, torch_release
+from conda_torchcheck.knowledge import load, parse_version
 from conda_torchcheck.messages import msg
 
 
@@ -35,25 +34,6 @@ def driver_from_file_version(text: str | None) -> str | None:
 def windows_minimum(family: str) -> str | None:
     """The driver minimum for a CUDA family on Windows: the TC501 table (knowledge/cuda_driver.toml)."""
     return load("cuda_driver")["family_minimum"].get(family, {}).get("windows")
-
-
-def _older_build(ctx: CheckContext, driver) -> Fix | None:
-    """A pip build of this torch release for a CUDA family this driver supports (the Windows column)."""
-    torch = ctx.torch
-    release = torch_release(torch.version)
-    if release is None or torch.dist is None:
-        return None
-    minimums = load("cuda_driver")["family_minimum"]
-    supported = {fam for fam, row in minimums.items() if (v := parse_version(row.get("windows"))) and driver >= v}
-    candidates = [tag for tag in release.pip_cuda if tag.startswith("cu") and tag[2:-1] in supported]
-    if not candidates:
-        return None
-    tag = candidates[-1]
-    version = cmd.base_version(torch.version)
-    command = cmd.pip(
-        ctx.env, f'install --force-reinstall "torch=={version}" --index-url {cmd.pip_index_url(tag)}', dist=torch.dist
-    )
-    return Fix("pip", msg("TC501.fix.older_build", older=f"{tag[2:-1]}.{tag[-1]}"), commands=(command,))
 
 
 def run(ctx: CheckContext) -> Iterator[Finding]:
@@ -93,7 +73,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             needs_admin=True,
         )
     ]
-    older = _older_build(ctx, have)
+    older = cuda_driver._older_build(ctx, have, column="windows")
     if older is not None:
         fixes.append(older)
     yield finding(

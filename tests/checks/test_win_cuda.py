@@ -163,3 +163,15 @@ def test_cudnn_of_another_major_is_named(tmp_path):
     assert f.evidence["missing"] == "cudnn64_9.dll"
     assert f.evidence["other_major"] == [str(lib / "cudnn64_8.dll")]
     assert "cudnn64_8.dll" in f.title.render("zh_CN")
+
+
+def test_old_driver_offers_the_build_for_a_family_it_supports(tmp_path):
+    # driver 456.71 is below CUDA 12's 527.41 but above CUDA 11's 452.39 (the Windows column of the TC501 table)
+    b = wl.windows_env(tmp_path)
+    b.torch_package("2.4.0+cu124", cuda="12.4")
+    b.dist("torch", "2.4.0+cu124")
+    win = wl.fake_windows(tmp_path / "Windows")
+    shutil.copy(wl.fixture("versioned/driver456/nvcuda.dll"), win / "System32" / "nvcuda.dll")
+    (f,) = win_cuda_driver.CHECK.run(wl.context(b.prefix, system_root=win, path=""))
+    commands = [c for fix in f.fixes for c in fix.commands]
+    assert any("download.pytorch.org/whl/cu118" in c for c in commands), commands
