@@ -900,7 +900,7 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                     others=[_at(d) for _, d, _ in mixed],
                     torch_channel=i.torch_channel,
                 ),
-                fixes=[ctx.rewrite_fix("TC612.family.fix", package=packages, channel=i.torch_channel)],
+                fixes=[ctx.rewrite_fix("TC612.family.fix", package=packages, torch_channel=i.torch_channel)],
                 package=packages,
                 channel=mixed[0][2],
                 torch_channel=i.torch_channel,

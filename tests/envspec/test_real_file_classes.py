@@ -338,3 +338,29 @@ def test_a_right_channel_order_is_kept():
     result = fix(text + "  - cudatoolkit==11.3.*\n")
     assert channels(result.fixed) == ["conda-forge", "bioconda", "pytorch", "nodefaults"]
     assert not any(c.action == "reordered" for c in result.plan.changes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "channels:\n  - defaults\n  - pytorch\ndependencies:\n  - pytorch=1.9\n  - cudatoolkit=11.1\n",
+        "channels: [pytorch, defaults]\ndependencies:\n  - pytorch=1.11.0\n  - cudatoolkit=11.1\n",
+        "channels: [pytorch, defaults]\ndependencies:\n  - pytorch=1.1.0\n  - cuda92\n",
+        "channels: [pyg, pytorch, defaults]\ndependencies:\n  - pytorch=2.5\n  - pyg\n",
+        "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch=2.1\n  - pytorch-cuda=12.1\n  - cudatoolkit\n",
+        "channels: [pytorch, nvidia, defaults]\ndependencies:\n  - pytorch=1.13.1\n  - cudatoolkit=11.8\n",
+        "channels: [conda-forge]\ndependencies:\n  - conda-forge::pytorch~=2.4.0\n  - cudatoolkit>=9.2\n",
+        "channels: [conda-forge]\ndependencies:\n  - pytorch-lightning\n  - pip\n  - pip:\n    - torch==2.1.0\n",
+        "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n",
+        "channels: [pytorch, pytorch-nightly]\ndependencies:\n  - pytorch-nightly::pytorch>=2.1.1\n  - torchaudio\n",
+    ],
+)
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_every_new_text_renders_its_parameters(text, lang):
+    import re
+
+    result = check_text(text)
+    assert result.findings
+    out = result.render_text(lang=lang, verbose=1)
+    out += "".join(x.summary.render(lang) for f in result.findings for x in f.fixes)
+    assert not re.findall(r"\{[a-z_]+\}", out)
