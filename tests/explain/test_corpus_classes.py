@@ -80,6 +80,12 @@ def test_no_kernel_image_blames_the_package_of_the_last_frame():
     assert first(torch_frame) == "gpu-arch-not-in-build"
     ext_frame = torch_frame.replace("torch/nn/modules/conv.py", "mmcv/ops/nms.py")
     assert first(ext_frame) == "extension-without-gpu-arch"
+    # a pure-Python package calling torch's kernels is not an extension
+    assert first(torch_frame.replace("torch/nn/modules/conv.py", "ultralytics/nn/tasks.py")) == "gpu-arch-not-in-build"
+    # the extension's own kernel source named; torch's own (aten/) is torch's build
+    kernel = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    assert first(kernel + " at /home/u/proj/csrc/dcn_cuda.cu:120") == "extension-without-gpu-arch"
+    assert first(kernel + " (/opt/pytorch/aten/src/ATen/native/cuda/Loss.cu:250)") == "gpu-arch-not-in-build"
 
 
 def test_torch_c_missing_reads_where_torch_init_is():
