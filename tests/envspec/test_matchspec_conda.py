@@ -18,15 +18,6 @@ match_spec = pytest.importorskip("conda.models.match_spec", reason="needs conda 
 MatchSpec = match_spec.MatchSpec
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _conda_state_after():
-    """A URL channel (``https://conda.anaconda.org/pytorch::...``) leaves conda's channel state pointing at
-    anaconda.org for the rest of the process: the plugin tests' local channels must not inherit it."""
-    yield
-    from conda.base.context import reset_context
-
-    reset_context()
-
 SPECS = [
     "pytorch",
     "pytorch=1.13",

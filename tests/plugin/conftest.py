@@ -51,6 +51,13 @@ if CONDA:
         for key, value in settings.items():
             monkeypatch.setenv(key, value)
         reset_context()
+        # conda caches parsed match specs with their Channel objects, bound to the channel_alias of the time
+        # they were parsed, and reset_context does not clear that cache: a spec like `pytorch::pytorch` parsed
+        # by an earlier test would point at anaconda.org instead of the local channels
+        from conda.models import match_spec
+
+        match_spec._PARSE_CACHE.clear()
+        match_spec.MatchSpec._MATCHER_CACHE.clear()
         monkeypatch.setattr(transaction, "LOG", transaction.TransactionLog())
         monkeypatch.setattr(post_solve, "_REPORTED", set())
         return envs
