@@ -191,6 +191,25 @@ def _check_versions(result: Any, score: FileScore) -> None:
             score.unknown_versions.append(f"pytorch-cuda={cuda} with torch {ref}")
 
 
+_EXAMPLE = re.compile(r"torch==(\d+\.\d+\.\d+)\+([a-z]+[0-9]+(?:\.[0-9]+)*)")
+
+
+def _check_suggested_pins(findings: list[Any], score: FileScore) -> None:
+    """Every `torch==X+tag` a finding's fix text shows is a wheel that index has."""
+    from conda_torchcheck.envspec.history import release, rocm_tags
+    from conda_torchcheck.knowledge import releases
+
+    for f in findings:
+        for fix in f.fixes:
+            for version, tag in _EXAMPLE.findall(fix.summary.render("en")):
+                rel = release(version)
+                tags = set(releases.pip_index_tags(version)) | set(rocm_tags(version)) | {"cpu"}
+                if rel is not None:
+                    tags |= set(rel.pip_cuda) | set(rel.raw.get("pip_rocm", ()))
+                if rel is None or tag not in tags:
+                    score.unknown_versions.append(f"suggested torch=={version}+{tag}")
+
+
 def score_file(yml: Path) -> FileScore:
     truth = load_toml_text(yml.with_suffix(".toml").read_text(encoding="utf-8"))
     score = FileScore(yml.stem)
@@ -216,6 +235,7 @@ def score_file(yml: Path) -> FileScore:
         return score
     findings = list(checked.findings)
     score.findings = len(findings)
+    _check_suggested_pins(findings, score)
     for p in problems:
         tag = f"{p['finding']}@{p.get('line', 0)}"
         (score.found if any(_matches(p, f) for f in findings) else score.missed).append(tag)

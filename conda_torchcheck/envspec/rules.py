@@ -811,7 +811,8 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
     conda builds depends on one exact pytorch), so only pytorch itself needs the pin there."""
     i = ctx.intent
     conda_loose: list[CondaDep] = []
-    conda_pytorch = "pytorch" in i.deps or i.misnamed_torch is not None
+    # pytorch-gpu / pytorch-cpu (conda-forge's metapackages) pin pytorch as well: the companions follow them
+    conda_pytorch = any(n in i.deps for n in ("pytorch", "pytorch-gpu", "pytorch-cpu")) or i.misnamed_torch is not None
     for name in CONDA_TORCH:
         dep = i.deps.get(name)
         if dep is None or dep.spec is None or dep.spec.version not in (None, "*"):
