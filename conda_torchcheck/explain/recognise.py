@@ -112,7 +112,10 @@ def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
         cuda = cuda_major_of(library, tbl)
         if cuda:
             out["library_cuda"] = cuda
-        site = _SITE_PACKAGE.search(out.get("library_path", ""))
+        # the package of the library, else of the binary that needed it
+        site = _SITE_PACKAGE.search(out.get("library_path", "")) or _SITE_PACKAGE.search(
+            out.get("required_by_path", "")
+        )
         if site:
             out.setdefault("package", site.group(1))
     if "frame_package" in out:

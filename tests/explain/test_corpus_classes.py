@@ -428,3 +428,19 @@ def test_the_missing_dll_named_by_windows_dialogs():
         "windows-version-unsupported"
     )
     assert first("Missing ...\\torch\\lib\\caffe2_nvrtc.dll") == "bundled-dll-missing"
+
+
+def test_a_python_org_python_lacks_msvcp140():
+    text = (
+        '  File "C:\\Users\\x\\AppData\\Local\\Programs\\Python\\Python311\\Lib\\site-packages\\torch\\__init__.py"\n'
+        "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    )
+    assert first(text) == "vc-runtime-missing"
+
+
+def test_torchvision_imports_torch_itself():
+    text = (
+        "ImportError: dlopen(/e/lib/python3.11/site-packages/torchvision/_C.so, 2): Library not loaded: @rpath/libc10.dylib"
+        "\n  Referenced from: /e/lib/python3.11/site-packages/torchvision/_C.so"
+    )
+    assert first(text) == "extension-for-other-torch"
