@@ -440,7 +440,8 @@ def test_a_python_org_python_lacks_msvcp140():
 
 def test_torchvision_imports_torch_itself():
     text = (
-        "ImportError: dlopen(/e/lib/python3.11/site-packages/torchvision/_C.so, 2): Library not loaded: @rpath/libc10.dylib"
+        "ImportError: dlopen(/e/lib/python3.11/site-packages/torchvision/_C.so, 2): "
+        "Library not loaded: @rpath/libc10.dylib"
         "\n  Referenced from: /e/lib/python3.11/site-packages/torchvision/_C.so"
     )
     assert first(text) == "extension-for-other-torch"
