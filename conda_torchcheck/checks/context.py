@@ -67,6 +67,10 @@ class CheckContext:
                 from conda_torchcheck.loader import linux
 
                 return linux.build_torch_graph(self)
+            if self.env.os == "darwin":
+                from conda_torchcheck.loader import macos
+
+                return macos.build_torch_graph(self)
             return None
 
         return self.memo("load_graph", build)

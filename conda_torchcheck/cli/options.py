@@ -35,13 +35,14 @@ def add_output_options(
 
 def add_host_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "host facts", "for an env examined from another machine or OS (a Windows env from Linux/WSL, a copy)"
+        "host facts", "for an env examined from another machine or OS (a Windows or macOS env from Linux, a copy)"
     )
     group.add_argument(
         "--system-root",
         metavar="DIR",
         type=Path,
-        help=r"a Windows directory whose System32 is searched (auto-detected under /mnt/<drive>/)",
+        help=r"Windows: the directory whose System32 is searched (auto-detected under /mnt/<drive>/); macOS: a "
+        "root holding System/Library/CoreServices/SystemVersion.plist (the Mac's version)",
     )
     group.add_argument("--path", dest="host_path", metavar="PATH", help="the PATH the env runs with")
     group.add_argument("--ld-library-path", metavar="PATH", help="the LD_LIBRARY_PATH the env runs with")
