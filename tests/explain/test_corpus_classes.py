@@ -256,6 +256,13 @@ def test_a_system_python_has_no_env_copy_of_libstdcxx():
     causes = ranked(text)
     assert causes[0] == "system-libstdcxx-too-old"
     assert causes[-1] == "system-libstdcxx-wins"
+    # a venv made from the system's Python has no copy of its own either; a conda env has
+    venv = text.replace("/usr/local/lib/python3.10/dist-packages", "/home/u/venv/lib/python3.10/site-packages")
+    assert first(venv) == "system-libstdcxx-too-old"
+    conda = text.replace(
+        "/usr/local/lib/python3.10/dist-packages", "/home/u/miniconda3/envs/x/lib/python3.10/site-packages"
+    )
+    assert first(conda) == "system-libstdcxx-wins"
 
 
 def test_a_32_bit_python_path_puts_the_32_bit_cause_first():
