@@ -452,3 +452,11 @@ def test_torchvision_imports_torch_itself():
         "\n  Referenced from: /e/lib/python3.11/site-packages/torchvision/_C.so"
     )
     assert first(text) == "extension-for-other-torch"
+
+
+def test_conda_list_and_pip_list_name_torchs_variant():
+    assert find_clues("pytorch                   2.1.0           py3.11_cpu_0    pytorch\n").facts["variant"] == "cpu"
+    assert find_clues("torch 2.1.0+cu118\n").facts["variant"] == "cuda"
+    # a CPU build cannot have produced a CUDA-only cause: it is said to be unlikely
+    [d] = explain("torch 2.1.0+cpu\nRuntimeError: Found no NVIDIA driver on your system.").diagnoses
+    assert d.causes[0].doubt is not None
