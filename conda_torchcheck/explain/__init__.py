@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conda_torchcheck.explain.diagnose import Diagnosis, diagnose
-from conda_torchcheck.explain.recognise import Match, PasteClues, find_clues, normalize_text, recognise
+from conda_torchcheck.explain.recognise import Match, PasteClues, clue_text, find_clues, normalize_text, recognise
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.messages import Text
 
@@ -146,8 +146,9 @@ def explain(
     findings: list[Finding] | None = None,
 ) -> Explanation:
     """Recognise the errors in ``text`` and diagnose them (against ``ctx``'s env when given)."""
-    matches = recognise(text)
-    clues = find_clues(text) if matches else PasteClues()
+    normalized = normalize_text(text)
+    matches = recognise(normalized, normalized=True)
+    clues = find_clues(clue_text(normalized, matches), normalized=True) if matches else PasteClues()
     diagnoses, ran_findings, wanted = diagnose(matches, ctx, findings=findings, clues=clues)
     result = Explanation(
         diagnoses=diagnoses,

@@ -213,6 +213,28 @@ class PasteClues:
     fact_clues: dict[str, str] = field(default_factory=dict)
 
 
+#: above this size a paste is a log: clues are read from its head, its tail and around each recognised error
+#: (a 10 MB CI log's setup lines that matter sit there; reading all of it would cost more than recognising)
+CLUE_FULL_TEXT = 1_000_000
+CLUE_EDGE = 200_000
+CLUE_AROUND = 20_000
+
+
+def clue_text(text: str, matches: list[Match]) -> str:
+    """The part of a (normalized) paste that clues are read from: all of it, or for a log the parts that matter."""
+    if len(text) <= CLUE_FULL_TEXT:
+        return text
+    spans = [(0, CLUE_EDGE), (len(text) - CLUE_EDGE, len(text))]
+    spans += [(max(0, m.start - CLUE_AROUND), m.end + CLUE_AROUND) for m in matches]
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return "\n".join(text[a:b] for a, b in merged)
+
+
 def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool = False) -> PasteClues:
     """The clues in ``text``: each [[clue]] regex is searched once through the whole text (linear)."""
     tbl = tbl or table()
@@ -257,10 +279,11 @@ def _fact_value(key: str, value: str) -> str:
     return value.lower()
 
 
-def recognise(text: str, tbl: PatternTable | None = None) -> list[Match]:
+def recognise(text: str, tbl: PatternTable | None = None, *, normalized: bool = False) -> list[Match]:
     """Every known error in ``text``, in order of first appearance; repeats of the same error are counted once."""
     tbl = tbl or table()
-    text = normalize_text(text)
+    if not normalized:
+        text = normalize_text(text)
     raw: list[tuple[Pattern, int, int, dict[str, str]]] = []
     lowered = text.lower()
     for pattern in tbl.patterns:

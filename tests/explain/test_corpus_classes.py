@@ -460,3 +460,15 @@ def test_conda_list_and_pip_list_name_torchs_variant():
     # a CPU build cannot have produced a CUDA-only cause: it is said to be unlikely
     [d] = explain("torch 2.1.0+cpu\nRuntimeError: Found no NVIDIA driver on your system.").diagnoses
     assert d.causes[0].doubt is not None
+
+
+def test_a_log_is_read_for_clues_at_its_edges_and_around_its_errors():
+    error = 'OSError: [WinError 126] x. Error loading "C:\\t\\lib\\shm.dll" or one of its dependencies.\n'
+    filler = "step 1 loss 0.5\n" * 40_000  # 640 kB of noise each side
+    near = "pip install torch==2.5.1\n"
+    far = "I am on Windows 7\n"
+    text = filler + far + filler + near + error + filler
+    clues = explain(text).clues
+    assert clues.facts.get("torch") == "2.5.1"
+    assert "windows-old" not in clues.ids  # 600 kB away from the error, inside the log
+    assert "windows-old" in explain(far + filler + filler + error).clues.ids  # the head of the paste
