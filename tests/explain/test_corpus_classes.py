@@ -472,3 +472,24 @@ def test_a_log_is_read_for_clues_at_its_edges_and_around_its_errors():
     assert clues.facts.get("torch") == "2.5.1"
     assert "windows-old" not in clues.ids  # 600 kB away from the error, inside the log
     assert "windows-old" in explain(far + filler + filler + error).clues.ids  # the head of the paste
+
+
+def test_needles_never_hide_a_match():
+    """`needles` only skip work: without them every corpus paste and example gives the same errors and clues."""
+    import dataclasses
+
+    from conda_torchcheck.cli.main_explain import decode_input
+
+    from .test_recognise import CASES
+
+    tbl = table()
+    bare = dataclasses.replace(
+        tbl,
+        patterns=tuple(dataclasses.replace(p, needles=()) for p in tbl.patterns),
+        clues=tuple(dataclasses.replace(c, needles=()) for c in tbl.clues),
+    )
+    corpus = Path(__file__).resolve().parents[1] / "data" / "reports"
+    texts = [decode_input(p.read_bytes()) for p in sorted(corpus.glob("*.txt"))] + [c[0] for c in CASES]
+    for text in texts:
+        assert recognise(text, tbl) == recognise(text, bare), text[:200]
+        assert find_clues(text, tbl) == find_clues(text, bare), text[:200]
