@@ -34,8 +34,8 @@ def _prefix(args: argparse.Namespace) -> Path:
 
 def execute(args: argparse.Namespace) -> int:
     from conda_torchcheck.hooks.activation import install as activation
-    from conda_torchcheck.schema import header
     from conda_torchcheck.messages import translate
+    from conda_torchcheck.schema import header
 
     lang = getattr(args, "lang", None)
     prefix = _prefix(args)
