@@ -201,6 +201,16 @@ def test_cuda_10_runtimes_never_come_from_nvidia_wheels(lib):
     assert "nvidia-wheels-missing" not in causes and "purelib-platlib-split" not in causes
 
 
+def test_a_cuda_10_provider_is_not_an_nvidia_wheel_either():
+    text = (
+        "ImportError: /usr/local/cuda-10.2/lib64/libcusolver.so.10: undefined symbol: cusparseX, "
+        "version libcusparse.so.10"
+    )
+    causes = ranked(text)
+    assert "nvidia-wheels-mismatch" not in causes
+    assert causes[0] == "ld-library-path-shadowing"
+
+
 def test_cuda_11_runtime_is_still_an_nvidia_wheel_question():
     causes = ranked("ImportError: libcublas.so.11: cannot open shared object file: No such file or directory")
     assert "nvidia-wheels-missing" in causes[:2]
