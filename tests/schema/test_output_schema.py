@@ -94,3 +94,17 @@ def test_every_verb_output_validates(capsys, envs, case):
     assert (doc["kind"] == "error") == case.startswith("error"), doc.get("message")
     if doc["kind"] == "error":
         assert code == 2
+
+
+def test_a_report_with_loader_facts_validates(make_env):
+    # the facts table (what the loader models bound) is in the JSON only when a check computed it
+    from conda_torchcheck.checks.context import CheckContext
+    from conda_torchcheck.inventory import load_environment
+    from conda_torchcheck.report import Report
+
+    env, host = load_environment(healthy(make_env()).prefix)
+    ctx = CheckContext(env, host)
+    facts = {"libstdcxx": "libstdc++.so.6 (GLIBCXX_3.4.32): /usr/lib/x86_64-linux-gnu/libstdc++.so.6"}
+    doc = Report(env=env, host=host, torch=ctx.torch, findings=[], facts=facts).to_dict()
+    assert doc["facts"] == facts
+    validate(doc)
