@@ -315,6 +315,7 @@ def test_oneapi_and_lib64_clues():
         ("No se encontró el proceso especificado.", "import-127"),
         ("지정된 프로시저를 찾을 수 없습니다.", "import-127"),
         ("動態連結程式庫 (DLL) 初始化例行程序失敗。", "import-1114"),
+        ("%1 n’est pas une application Win32 valide.", "import-193"),
     ],
 )
 def test_localized_reasons(reason, pattern):
