@@ -504,3 +504,9 @@ def test_needles_never_hide_a_match():
     for text in texts:
         assert recognise(text, tbl) == recognise(text, bare), text[:200]
         assert find_clues(text, tbl) == find_clues(text, bare), text[:200]
+
+
+def test_cuda_not_available_reads_the_build_from_the_paste():
+    assert first(">>> torch.cuda.is_available()\nFalse") == "cpu-build-installed"
+    cuda = "torch 2.5.1+cu124\n>>> torch.cuda.is_available()\nFalse"
+    assert first(cuda) == "no-nvidia-driver" and "cpu-build-installed" not in ranked(cuda)

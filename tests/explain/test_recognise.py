@@ -290,6 +290,7 @@ CASES = [
         {"dll": "caffe2_nvrtc.dll"},
     ),
     ("AssertionError: Torch not compiled with CUDA enabled", "torch-not-compiled-cuda", {}),
+    (">>> torch.cuda.is_available()\nFalse", "cuda-not-available", {}),
     (
         "RuntimeError: CUDA error: no kernel image is available for execution on the device",
         "no-kernel-image",
