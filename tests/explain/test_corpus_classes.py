@@ -510,3 +510,12 @@ def test_cuda_not_available_reads_the_build_from_the_paste():
     assert first(">>> torch.cuda.is_available()\nFalse") == "cpu-build-installed"
     cuda = "torch 2.5.1+cu124\n>>> torch.cuda.is_available()\nFalse"
     assert first(cuda) == "no-nvidia-driver" and "cpu-build-installed" not in ranked(cuda)
+
+
+def test_a_qt_import_before_a_dll_init_failure_names_the_preloaded_dll():
+    error = (
+        'OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "C:\\p\\'
+        'torch\\lib\\c10.dll" or one of its dependencies.'
+    )
+    assert first("from PyQt5 import QtWidgets\nimport torch\n" + error) == "dll-preloaded-by-other-package"
+    assert first(error) != "dll-preloaded-by-other-package"
