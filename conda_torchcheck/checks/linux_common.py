@@ -11,7 +11,9 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from conda_torchcheck.checks import commands as cmd
+from conda_torchcheck.checks import loading_common
 from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.checks.loading_common import chain  # noqa: F401 - the checks reach it through this module
 from conda_torchcheck.findings import Fix
 from conda_torchcheck.inventory.names import normalize
 from conda_torchcheck.knowledge import load
@@ -60,14 +62,6 @@ def describe_resolution(graph: LoadGraph, place: SearchPlace | None, path: Path)
         if first is not None and first.step != "already-loaded":
             text += "; first found by " + describe_place(first)
     return text
-
-
-def chain(graph: LoadGraph, path: Path, last: str | None = None) -> list[str]:
-    """``python3.11 → _C.cpython-311….so → libtorch_python.so [→ last]`` as paths."""
-    out = [str(p) for p in graph.chain_to(path)]
-    if last is not None:
-        out.append(last)
-    return out
 
 
 def conda_package_for(soname: str) -> str | None:
@@ -143,26 +137,9 @@ def nvidia_requirement_for(ctx: CheckContext, soname: str) -> Requirement | None
 
 def torch_record_libs(ctx: CheckContext) -> frozenset[str]:
     """File names under torch/lib that torch's own package lists (pip RECORD or conda records)."""
-
-    def compute() -> frozenset[str]:
-        names: set[str] = set()
-        dist = ctx.torch.dist
-        if dist is not None and dist.has_record:
-            from conda_torchcheck.inventory.dists import read_record_file
-
-            for path, _digest, _size in read_record_file(dist):
-                parts = path.replace("\\", "/").split("/")
-                if len(parts) == 3 and parts[0] == "torch" and parts[1] == "lib":
-                    names.add(parts[2])
-        for rec in (ctx.torch.conda_record, ctx.torch.libtorch_record):
-            if rec is None:
-                continue
-            for f in rec.files:
-                if "/" in f and f.rsplit("/", 1)[0].endswith(("torch/lib", "lib")) and ".so" in f:
-                    names.add(f.rsplit("/", 1)[1])
-        return frozenset(names)
-
-    return ctx.memo("linux_torch_record_libs", compute)
+    return loading_common.torch_record_libs(
+        ctx, lambda f: f.rsplit("/", 1)[0].endswith(("torch/lib", "lib")) and ".so" in f
+    )
 
 
 def ships_with_torch(ctx: CheckContext, name: str) -> bool:

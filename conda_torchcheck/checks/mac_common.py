@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
+from conda_torchcheck.checks import loading_common
 from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.checks.loading_common import chain  # noqa: F401 - the checks reach it through this module
 from conda_torchcheck.findings import Fix
-from conda_torchcheck.loader.graph import LoadGraph, SearchPlace
+from conda_torchcheck.loader.graph import SearchPlace
 from conda_torchcheck.messages import Text
 
 
@@ -28,36 +29,9 @@ def describe_place(place: SearchPlace) -> str:
     return text
 
 
-def chain(graph: LoadGraph, path: Path | None, last: str | None = None) -> list[str]:
-    """``python3.11 → _C.cpython-311-darwin.so → libtorch_python.dylib [→ last]`` as paths."""
-    out = [str(p) for p in graph.chain_to(path)] if path is not None else [str(r) for r in graph.roots]
-    if last is not None:
-        out.append(last)
-    return out
-
-
 def torch_record_libs(ctx: CheckContext) -> frozenset[str]:
     """File names under torch/lib that torch's own package lists (pip RECORD or conda records)."""
-
-    def compute() -> frozenset[str]:
-        names: set[str] = set()
-        dist = ctx.torch.dist
-        if dist is not None and dist.has_record:
-            from conda_torchcheck.inventory.dists import read_record_file
-
-            for path, _digest, _size in read_record_file(dist):
-                parts = path.replace("\\", "/").split("/")
-                if len(parts) == 3 and parts[0] == "torch" and parts[1] == "lib":
-                    names.add(parts[2])
-        for rec in (ctx.torch.conda_record, ctx.torch.libtorch_record):
-            if rec is None:
-                continue
-            for f in rec.files:
-                if f.endswith(".dylib") and "/" in f:
-                    names.add(f.rsplit("/", 1)[1])
-        return frozenset(names)
-
-    return ctx.memo("macos_torch_record_libs", compute)
+    return loading_common.torch_record_libs(ctx, lambda f: f.endswith(".dylib"))
 
 
 def ships_with_torch(ctx: CheckContext, name: str) -> bool:
