@@ -14,14 +14,6 @@ PROC_VERSION = (
 )
 
 
-@pytest.fixture
-def root(tmp_path, monkeypatch):
-    base = tmp_path / "root"
-    base.mkdir()
-    monkeypatch.setattr(cuda_driver, "ROOT", base)
-    return base
-
-
 def driver(root, version=None, gpus=(), libcuda=None):
     if version:
         p = root / "proc" / "driver" / "nvidia" / "version"

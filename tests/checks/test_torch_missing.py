@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from conda_torchcheck.checks import cuda_driver
 from conda_torchcheck.checks.torch_missing import _cuda_tag_for_driver, _latest_release
 from conda_torchcheck.knowledge import load
 from tests.checks.tc_helpers import all_commands, healthy, run_check, variant_of
@@ -14,14 +13,6 @@ from tests.checks.test_cuda_driver import driver
 
 RELEASES = load("torch_releases")["releases"]
 NEWEST = max(RELEASES, key=lambda m: tuple(map(int, m.split("."))))
-
-
-@pytest.fixture
-def root(tmp_path, monkeypatch):
-    base = tmp_path / "root"
-    base.mkdir()
-    monkeypatch.setattr(cuda_driver, "ROOT", base)
-    return base
 
 
 def one(b, **kw):
