@@ -115,6 +115,18 @@ def fleet_targets(args: argparse.Namespace):
     return targets
 
 
+def fleet_places(args: argparse.Namespace) -> list[str]:
+    """Where --all-envs looked for envs (shown when it found none)."""
+    if getattr(args, "known_envs", None) is not None:
+        return ["conda env list"]
+    from pathlib import Path
+
+    from conda_torchcheck.inventory.locate import envs_dirs
+
+    home = Path.home()
+    return [str(d) for d in envs_dirs()] + [str(home / ".conda" / "environments.txt")]
+
+
 def execute_fleet(args: argparse.Namespace, fmt: str) -> int:
     from conda_torchcheck.errors import UsageError
     from conda_torchcheck.fleet import audit, stderr_progress
@@ -130,6 +142,7 @@ def execute_fleet(args: argparse.Namespace, fmt: str) -> int:
         "live": not getattr(args, "ignore_environment", False),
     }
     doc = audit(fleet_targets(args), options, progress=stderr_progress())
+    doc["looked_in"] = fleet_places(args)
     if fmt == "json":
         import json
 

@@ -20,6 +20,9 @@ def _torch_text(entry: dict[str, Any], lang: str | None) -> str:
 
 def render_fleet_text(doc: dict[str, Any], *, lang: str | None = None, color: bool = False) -> str:
     entries = doc["envs"]
+    if not entries:
+        places = ", ".join(doc.get("looked_in", ()))
+        return translate("fleet.none", lang, places=places) + "\n"
     labels = {e["prefix"]: e["name"] or e["prefix"] for e in entries}
     width = min(max((len(v) for v in labels.values()), default=0), 40)
     out = [paint(translate("fleet.header", lang, count=len(entries)), "bold", color)]

@@ -102,3 +102,11 @@ def test_parallel_and_sequential_agree(machine):
 def test_name_and_all_envs_do_not_mix(machine, capsys):
     assert main(["check", "--all-envs", "-n", "good"]) == 2
     assert "--all-envs" in capsys.readouterr().err
+
+
+def test_no_env_found_says_where_it_looked(capsys, monkeypatch):
+    for var in ("CONDA_EXE", "CONDA_ROOT", "MAMBA_ROOT_PREFIX", "CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "CONDARC"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["check", "--all-envs"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("No conda environment found on this machine (looked in ") and "environments.txt" in out
