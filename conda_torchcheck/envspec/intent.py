@@ -87,9 +87,51 @@ def published_pytorch_cuda() -> tuple[str, ...]:
     return tuple(sorted(found, key=lambda v: version_key(v) or 0))
 
 
-def companion_for(package: str, torch_version: str) -> tuple[str | None, str | None]:
+def build_builder(build: str | None) -> str | None:
+    """Who built a package, from its build string alone: ``"base"`` for conda-build's hashed builds
+    (conda-forge, Anaconda defaults: ``cpu_py310h83e0c9b_0``), ``"pytorch"`` for the pytorch channel's torch
+    family builds (``py310_cu124``, ``py3.10_cuda12.4_cudnn9.1.0_0``), None when it does not say."""
+    import re
+
+    if not build or "*" in build:
+        return None
+    table = facts().get("builders", {})
+    if table.get("pytorch_build") and re.match(table["pytorch_build"], build.lower()):
+        return "pytorch"
+    if table.get("hashed_build") and re.search(table["hashed_build"], build.lower()):
+        return "base"
+    return None
+
+
+def pure_python_companion(package: str, version: str | None) -> bool:
+    """torchvision before 0.3 had no compiled operators (noarch ``py_3`` builds): it has no torch ABI to
+    mismatch, so the pairing rule, which exists for the compiled ones, does not apply to it."""
+    if package != "torchvision" or not version:
+        return False
+    first = facts().get("companions", {}).get("torchvision_compiled_from")
+    have, base = version_key(".".join(version.split(".")[:2])), version_key(first or "")
+    return bool(have is not None and base is not None and have < base)
+
+
+def _conda_companion(package: str, torch_version: str) -> str | None:
+    """The companion the install page's *conda* command installs with this torch release (2.0.0: torchvision
+    0.15.0, torchaudio 2.0.0; its pip command has 0.15.1 / 2.0.1), None when the page has no conda command."""
+    try:
+        row = load("pytorch_channel_builds").get("builds", {}).get(torch_version)
+    except (FileNotFoundError, OSError):  # pragma: no cover - shipped with the package
+        return None
+    value = row.get(package) if row else None
+    return str(value) if value and len(str(value).split(".")) >= 3 else None
+
+
+def companion_for(package: str, torch_version: str, *, conda: bool = False) -> tuple[str | None, str | None]:
     """(minor, exact) of torchvision / torchaudio that pairs with ``torch_version`` (``2.5.1`` or ``2.5``);
-    exact is None when only the minor is known."""
+    exact is None when only the minor is known. ``conda``: the version the pytorch channel's conda command
+    installs where it differs from the wheels' (a conda spec is pinned to what the channel has)."""
+    if conda and len(torch_version.split("+", 1)[0].split(".")) >= 3:
+        exact = _conda_companion(package, torch_version.split("+", 1)[0])
+        if exact is not None:
+            return ".".join(exact.split(".")[:2]), exact
     release = torch_release(torch_version)
     if release is None:
         return None, None
@@ -132,6 +174,8 @@ def companion_ok(package: str, torch_version: str, companion_version: str) -> bo
     release = torch_release(torch_version)
     if release is None:
         return None
+    if pure_python_companion(package, companion_version):
+        return True
     want_minor, want_exact = companion_for(package, torch_version)
     have_minor = ".".join(companion_version.split(".")[:2])
     if package == "torchaudio":
@@ -150,6 +194,61 @@ def companion_ok(package: str, torch_version: str, companion_version: str) -> bo
         if any(len(a.split(".")) >= 3 for a in accepted):
             return companion_version in accepted
     return True
+
+
+def torch_for_companions(pairs: list[tuple[str, str]]) -> str | None:
+    """The newest torch release every (package, version) of ``pairs`` pairs with (torchvision 0.13.1 and
+    torchaudio 0.12.1 → 1.12.1), to say which torch a conflicting companion was built for; None if none."""
+    from conda_torchcheck.envspec.history import known_minors
+
+    channel = pytorch_channel_versions()
+    last = version_key(".".join(channel[-1].split(".")[:2]))
+    # releases after the frozen channel are known by their minor (the pip and conda-forge tables)
+    later = [m for m in known_minors() if last is not None and (version_key(m) or last) > last]
+    candidates = [v for v in [*reversed(later), *reversed(channel)] if torch_release(v) is not None]
+
+    def built_for(version: str, name: str, have: str) -> bool:
+        # the release it was built for, not merely one it loads into (torchaudio 2.11 works with every later torch)
+        return companion_for(name, version)[0] == ".".join(have.split(".")[:2])
+
+    for strict in (True, False):
+        for version in candidates:
+            if all(
+                companion_ok(name, version, have) is True and (not strict or built_for(version, name, have))
+                for name, have in pairs
+            ):
+                return version
+    return None
+
+
+def cuda_libraries_from_base(file: EnvFile) -> bool:
+    """pytorch-cuda's CUDA libraries are pinned in the file to a base channel's builds (hashed build strings,
+    CUDA 12+: conda-forge and Anaconda main have those split packages) and a base channel is listed: they do
+    not come from the nvidia channel, so its absence is no error (a ``conda env export`` of a working env)."""
+    table = facts().get("pytorch_cuda_libraries", {})
+    names = set(table.get("names", ()))
+    bases = {"conda-forge", *facts()["defaults"]["names"]}
+    if not names or not any(c in bases for c in file.channel_names):
+        return False
+    pinned = [
+        d
+        for d in file.deps
+        if d.spec is not None and d.name in names and d.spec.exact and build_builder(d.spec.build) == "base"
+    ]
+    if not pinned:
+        return False
+    first = int(table.get("base_channels_from_major", 12))
+    # the cuda-* packages carry the CUDA version (libcufft 11.2 is CUDA 12.4's cuFFT: its own numbering)
+    cuda = [d for d in pinned if (d.name or "").startswith("cuda-")]
+    if not cuda:
+        return False
+    for dep in cuda:
+        key = version_key(dep.spec.exact or "")  # type: ignore[union-attr]
+        if key is None or key.major < first:
+            return False
+    # every runtime package pytorch-cuda needs that the file lists at all is pinned that way
+    listed = [d for d in file.deps if d.name in names]
+    return len(listed) == len(pinned)
 
 
 def facts_stable_abi() -> str | None:
@@ -486,6 +585,8 @@ def resolve_pytorch_channel(
             dep = deps.get(name)
             if dep is None or dep.spec is None or dep.spec.version is None:
                 continue
+            if pure_python_companion(name, dep.spec.exact or dep.spec.minor):
+                continue  # torchvision 0.2.x: nothing compiled, no torch it is tied to
             minor, exact = companion_for(name, version)
             target = exact or (f"{minor}.0" if minor else None)
             if target is None:

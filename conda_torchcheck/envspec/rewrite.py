@@ -27,9 +27,11 @@ from conda_torchcheck.envspec.intent import (
     CONDA_TORCH,
     Intent,
     analyse,
+    build_builder,
     builder_of,
     companion_for,
     companion_ok,
+    cuda_libraries_from_base,
     facts,
     on_pytorch_channel,
     published_pytorch_cuda,
@@ -47,7 +49,7 @@ from conda_torchcheck.envspec.matchspec import (
     torch_index,
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
-from conda_torchcheck.envspec.rules import defaults_first, pytorch_cuda_for_cudatoolkit
+from conda_torchcheck.envspec.rules import defaults_first, pip_tags_offered, pytorch_cuda_for_cudatoolkit
 from conda_torchcheck.messages import Text, msg
 
 PIP_MARK = "\0pip"  # stands for the {pip: [...]} item in the dependency plan
@@ -422,6 +424,17 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
         reasons.append(_reason("pip_name"))
         name = "pytorch"
 
+    if (
+        name in ("torchvision", "torchaudio", "libtorch")
+        and target == "pytorch"
+        and rec is None
+        and spec.channel is None
+        and build_builder(spec.build) == "base"
+    ):
+        # `torchvision=0.15.2=cpu_py310h83e0c9b_0` is conda-forge's or Anaconda's build: `pytorch::` in front of
+        # it names a package that does not exist; which build to use instead is the user's call (TC612 build)
+        st.unresolved.append(_reason("other_builder_build", entry=dep.text))
+        return dep.text, (), action
     if name in (*CONDA_TORCH, "libtorch"):
         prefix = _family_prefix(file, target)
         moving = st.intent.era == "pytorch" and target == "conda-forge"
@@ -453,16 +466,19 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             torch_ref = st.torch_exact or st.torch_minor
             if torch_ref and torch_release(torch_ref) is not None:
                 have = spec.exact or spec.minor
-                minor, exact = companion_for(name, torch_ref)
+                minor, exact = companion_for(name, torch_ref, conda=target == "pytorch")
                 want = exact if st.torch_exact else minor
                 ok = companion_ok(name, torch_ref, have) if have else None
-                if want and ((have is None and spec.version is None) or ok is False):
+                if want and have is None and spec.version is None:
                     new = _pin(new, want)
-                    if have is None:
-                        reasons.append(_reason("pin_companion", package=name, version=want, torch=torch_ref))
-                        action = "pinned"
-                    else:
-                        reasons.append(_reason("fix_companion", package=name, version=want, torch=torch_ref, old=have))
+                    reasons.append(_reason("pin_companion", package=name, version=want, torch=torch_ref))
+                    action = "pinned"
+                elif ok is False:
+                    # an explicit pin built for another torch: rewriting it would not keep the file's constraint
+                    # and the wrong one of the two pins is not known (TC608 offers both ways); a channel prefix
+                    # alone would only write the conflict down as the fix: the entry stays as written
+                    st.unresolved.append(_reason("companion_conflict", entry=dep.text, torch=torch_ref))
+                    return dep.text, (), action
         # the variant in the form of the channel: conda-forge selects it with the build string
         if name == "pytorch" and target == "conda-forge" and not (rec is not None and st.lock):
             build = new.build or ""
@@ -682,7 +698,8 @@ def _plan_channels(st: _State, deps: list[Entry]) -> tuple[list[Entry] | None, b
     referenced = _referenced_channels(deps)
     wanted: list[tuple[str, int | None]] = []  # (text, origin)
     removed: list[tuple[str, int, Text]] = []
-    wants_cuda = any(_conda_name(e.text) == "pytorch-cuda" for e in deps)
+    # pytorch-cuda's CUDA libraries come from nvidia, unless the file pins them to a listed base channel's builds
+    wants_cuda = any(_conda_name(e.text) == "pytorch-cuda" for e in deps) and not cuda_libraries_from_base(file)
 
     def origin_of(name: str) -> int | None:
         return names.index(name) if name in names else None
@@ -834,7 +851,7 @@ def _move_companions_to_conda(st: _State, deps: list[Entry], out: list[Entry]) -
             continue  # the env really has it from pip: spec fix -p describes the env, TC606 tells the user
         want = None
         if torch_ref and torch_release(torch_ref) is not None:
-            minor, exact = companion_for(line.name, torch_ref)
+            minor, exact = companion_for(line.name, torch_ref, conda=st.target == "pytorch")
             want = exact if st.torch_exact else minor
         spec = CondaSpec(raw="", name=line.name, channel=prefix, version=want, bare_is_fuzzy=True)
         text = spec.render()
@@ -940,23 +957,34 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
             ok = companion_ok(name, torch_exact, have) if have else None
             if have is None and line.specifier:
                 continue  # a range: leave it to pip
-            if have is None or ok is False:
+            if ok is False:
+                # both explicit pins: which one is wrong is the user's choice (TC608), neither is rewritten
+                st.unresolved.append(_reason("companion_conflict", entry=e.text, torch=torch_exact))
+                continue
+            if have is None:
                 _, want = companion_for(name, torch_exact)
                 if want:
                     new = _render_pip(line, want)
-                    key = "pin_companion" if have is None else "fix_companion"
                     st.change(
                         "pip",
-                        "pinned" if have is None else "replaced",
+                        "pinned",
                         e.text,
                         new,
-                        _reason(key, package=name, version=want, torch=torch_exact, old=have or ""),
+                        _reason("pin_companion", package=name, version=want, torch=torch_exact),
                         file.pip[e.origin].where.line,
                     )  # type: ignore[index]
                     e.text = new
+        offered = pip_tags_offered(st.intent)
         for item in file.pip:
             if item.line.kind == "requirement" and item.line.name in ("torch", "torchvision", "torchaudio"):
                 if item.line.local_tag and any(x.origin == item.index for x in out):
+                    if offered is not None and item.line.local_tag not in offered:
+                        # a +cu117 companion beside torch 2.4.1: its index has no such torch (TC607 not_offered
+                        # after the fix); the pair has to be chosen first (TC608)
+                        st.unresolved.append(
+                            _reason("index_tag_conflict", entry=item.text, tag=item.line.local_tag, torch=torch_exact)
+                        )
+                        continue
                     torch_tag = item.line.local_tag
                     break
     existing = [

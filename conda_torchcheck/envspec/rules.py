@@ -20,14 +20,17 @@ from conda_torchcheck.envspec.intent import (
     PYTORCH_PUBLISHERS,
     Intent,
     analyse,
+    build_builder,
     builder_of,
     companion_for,
     companion_ok,
+    cuda_libraries_from_base,
     facts,
     published_pytorch_cuda,
     pytorch_channel_last,
     pytorch_channel_versions,
     release_python_ok,
+    torch_for_companions,
 )
 from conda_torchcheck.envspec.matchspec import cuda_of_tag, minor_of_spec, torch_index, version_key
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
@@ -260,7 +263,14 @@ def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
         )
     pc = i.deps.get("pytorch-cuda")
     missing_pytorch = bool(unprefixed) and not listed
-    if pc is not None and not missing_pytorch and not _has_channel(ctx, "nvidia"):
+    # a full export that pins pytorch-cuda's CUDA libraries to a listed base channel's builds does not take
+    # them from nvidia (CUDA 12+ only: the base channels have no CUDA 11 split packages)
+    if (
+        pc is not None
+        and not missing_pytorch
+        and not _has_channel(ctx, "nvidia")
+        and not cuda_libraries_from_base(ctx.file)
+    ):
         yield finding(
             "TC604",
             Severity.ERROR,
@@ -540,12 +550,23 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
     tagged = [item for item in i.pip.values() if item.line.local_tag and not item.line.url]
     if tagged and not indexes:
         tag = tagged[0].line.local_tag
+        offered = pip_tags_offered(i)
+        conflict = offered is not None and bool(tag) and tag not in offered
         yield finding(
             "TC607",
             Severity.ERROR,
             variant="missing",
             evidence=_ev(ctx, entries=[_at(item) for item in tagged]),
-            fixes=[ctx.rewrite_fix("TC607.missing.fix", url=f"https://download.pytorch.org/whl/{tag}")],
+            # a tag the file's torch was never built for (torchaudio==0.13.0+cu117 beside torch==2.4.1): adding its
+            # index would only move the error (TC607 not_offered); which release to keep is the user's choice
+            fixes=[
+                Fix(
+                    "file",
+                    msg("TC607.missing.fix_conflict", tag=tag, torch=i.torch_version, offered=", ".join(offered or ())),
+                )
+                if conflict
+                else ctx.rewrite_fix("TC607.missing.fix", url=f"https://download.pytorch.org/whl/{tag}")
+            ],
             requirement=", ".join(item.text for item in tagged),
             tag=tag,
         )
@@ -620,6 +641,28 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def pip_tags_offered(i: Intent) -> tuple[str, ...] | None:
+    """The wheel tags download.pytorch.org has for the pip torch the file pins exactly (cu118, rocm6.1, cpu
+    ...), None when torch is not pinned exactly on pip or its release is unknown."""
+    from conda_torchcheck.envspec.history import rocm_tags
+
+    item = i.pip.get("torch")
+    if item is None or not item.line.exact:
+        return None
+    version = item.line.exact.split("+", 1)[0]
+    release = torch_release(version)
+    if release is None:
+        return None
+    try:
+        from conda_torchcheck.knowledge import releases
+
+        tags = set(releases.pip_index_tags(version))
+    except (ImportError, KeyError, OSError):  # pragma: no cover - shipped with the package
+        tags = set()
+    tags |= set(release.pip_cuda) | set(release.raw.get("pip_rocm", ())) | set(rocm_tags(version)) | {"cpu"}
+    return tuple(sorted(tags))
+
+
 def _range_not_offered(ctx: RuleContext, indexes) -> Iterator[Finding]:
     """A ranged pip torch (``torch>=2.7.0``) with a CUDA index no release in that range was built for
     (2.7 has cu118/cu126/cu128, not cu121): "No matching distribution found"."""
@@ -679,11 +722,16 @@ def _companion_version(dep: CondaDep | PipItem) -> str | None:
 
 
 def triple(ctx: RuleContext) -> Iterator[Finding]:
+    """torchvision/torchaudio pinned to a release built for another torch. One finding for the family (the
+    torchvision and torchaudio of another release are one mistake), reported on the companions' lines. The
+    fix is a choice, not a rewrite: which of the two explicit pins is the wrong one only the user knows, and
+    rewriting a pin to another version would not keep the file's constraint (issue 13: say so instead)."""
     i = ctx.intent
     torch_version = i.torch_version
     if not torch_version or torch_release(torch_version) is None:
         return
     torch_dep: CondaDep | PipItem | None = i.deps.get("pytorch") or i.misnamed_torch or i.pip.get("torch")
+    wrong: list[tuple[str, CondaDep | PipItem, str, str]] = []  # (package, entry, version, expected)
     for name in ("torchvision", "torchaudio"):
         dep: CondaDep | PipItem | None = i.deps.get(name) or i.pip.get(name)
         if dep is None:
@@ -696,17 +744,31 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
             # nightlies pair by minor (and date): 0.16.0.dev20230607 with 2.1.0.dev20230607
             verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "")
         if verdict is False:
-            want_minor, want_exact = companion_for(name, torch_version)
-            yield finding(
-                "TC608",
-                Severity.ERROR,
-                evidence=_ev(ctx, torch=_at(torch_dep) if torch_dep else None, companion=_at(dep)),
-                fixes=[ctx.rewrite_fix("TC608.fix", package=name, version=want_exact or want_minor)],
-                package=name,
-                version=version,
-                torch=torch_version,
-                expected=want_exact or want_minor,
-            )
+            want_minor, want_exact = companion_for(name, torch_version, conda=isinstance(dep, CondaDep))
+            wrong.append((name, dep, version, want_exact or want_minor or "?"))
+    if wrong:
+        entries = ", ".join(f"{n} {v}" for n, _, v, _ in wrong)
+        expected = ", ".join(f"{n} {e}" for n, _, _, e in wrong)
+        paired = torch_for_companions([(n, v) for n, _, v, _ in wrong]) if "dev" not in torch_version else None
+        fix = (
+            msg("TC608.fix_choose", expected=expected, torch=torch_version, entries=entries, paired=paired)
+            if paired
+            else msg("TC608.fix", expected=expected, torch=torch_version)
+        )
+        yield finding(
+            "TC608",
+            Severity.ERROR,
+            evidence=_ev(
+                ctx,
+                torch=_at(torch_dep) if torch_dep else None,
+                companions=[_at(d) for _, d, _, _ in wrong],
+                pairs_with=paired,
+            ),
+            fixes=[Fix("file", fix)],
+            entries=entries,
+            torch=torch_version,
+            expected=expected,
+        )
 
     yield from _bounds(ctx, torch_version, torch_dep)
 
@@ -867,10 +929,17 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
     torch_prefixed = torch_dep is not None and torch_dep.spec is not None and torch_dep.spec.channel is not None
     by_order = next((c for c in ctx.file.channel_names if c in PYTORCH_PUBLISHERS), None)
     mixed: list[tuple[str, CondaDep, str]] = []
+    by_build: list[CondaDep] = []
     if torch_builder is not None:
         for name in ("torchvision", "torchaudio", "libtorch"):
             dep = i.deps.get(name)
             if dep is None or dep.spec is None:
+                continue
+            built = build_builder(dep.spec.build)
+            if dep.spec.channel_name is None and torch_builder == "pytorch" and built == "base":
+                # `torchvision=0.15.2=cpu_py310h83e0c9b_0`: a hashed build is conda-forge's or Anaconda's,
+                # whatever the channel order says; the pytorch channel has no build of that name
+                by_build.append(dep)
                 continue
             if dep.spec.channel_name is not None:
                 other = builder_of(dep.spec.channel_name)
@@ -904,6 +973,24 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                 fixes=[ctx.rewrite_fix("TC612.family.fix", package=packages, torch_channel=i.torch_channel)],
                 package=packages,
                 channel=mixed[0][2],
+                torch_channel=i.torch_channel,
+            )
+        if by_build:
+            torch = i.deps.get("pytorch")
+            packages = ", ".join(d.text for d in by_build)
+            yield finding(
+                "TC612",
+                Severity.ERROR,
+                variant="build",
+                evidence=_ev(
+                    ctx,
+                    torch=_at(torch) if torch else None,
+                    others=[_at(d) for d in by_build],
+                    torch_channel=i.torch_channel,
+                ),
+                # the build string names another builder's package: only the user can say which build to keep
+                fixes=[Fix("file", msg("TC612.build.fix", package=packages, torch_channel=i.torch_channel))],
+                package=packages,
                 torch_channel=i.torch_channel,
             )
     # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"

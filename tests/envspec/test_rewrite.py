@@ -67,9 +67,44 @@ def test_misnamed_torch_becomes_pytorch():
     assert deps_of(out) == ["python=3.12", "conda-forge::pytorch=2.5.1"]
 
 
-def test_triple_is_repaired_around_torch():
-    out = fixed("channels: [conda-forge, nodefaults]\ndependencies: [pytorch=2.5.1=cuda*, torchvision=0.19]\n")
-    assert deps_of(out)[1] == "conda-forge::torchvision=0.20.1"
+def test_conflicting_companion_pin_is_reported_not_rewritten():
+    # issue 13 (co-constraints): both pins are explicit, so the fix says so instead of choosing one; a rewrite
+    # to 0.20.1 would not be the same or a narrower constraint than torchvision=0.19
+    result = fix_file(
+        parse_text("channels: [conda-forge, nodefaults]\ndependencies: [pytorch=2.5.1=cuda*, torchvision=0.19]\n")
+    )
+    assert deps_of(result.fixed)[1] == "torchvision=0.19"
+    assert any("torchvision=0.19" in t.render() for t in result.plan.unresolved)
+    tc608 = [f for f in result.findings_after if f.id == "TC608"]
+    assert tc608 and not any(x.safe_automatic for x in tc608[0].fixes)
+    assert "0.20.1" in tc608[0].fixes[0].summary.render()
+
+
+def test_unpinned_companion_follows_the_conda_command_of_the_release():
+    # pytorch.org's 2.0.0 conda command installs torchvision 0.15.0 / torchaudio 2.0.0 (its pip one 0.15.1 / 2.0.1)
+    out = fixed("channels: [pytorch, defaults]\ndependencies: [pytorch=2.0.0, torchvision, torchaudio]\n")
+    assert deps_of(out)[1:] == ["pytorch::torchvision=0.15.0", "pytorch::torchaudio=2.0.0"]
+
+
+def test_pure_python_torchvision_is_not_paired():
+    # torchvision 0.2.x has no compiled operators (vision v0.3.0 introduced them): no TC608, no rewrite
+    text = (
+        "channels: [pytorch, defaults]\n"
+        "dependencies: [pytorch=1.9.1=py3.9_cuda11.1_cudnn8.0.5_0, torchvision=0.2.2=py_3]\n"
+    )
+    result = fix_file(parse_text(text))
+    assert "TC608" not in {f.id for f in result.findings_before}
+    assert "pytorch::torchvision=0.2.2=py_3" in deps_of(result.fixed)
+
+
+def test_companion_with_another_builders_build_is_not_prefixed():
+    text = (
+        "channels: [pytorch, nvidia, conda-forge]\n"
+        "dependencies: [pytorch=2.4.1=py3.10_cuda12.4_cudnn9.1.0_0, torchvision=0.19.1=cpu_py310h83e0c9b_0]\n"
+    )
+    result = fix_file(parse_text(text))
+    assert "TC612" in {f.id for f in result.findings_before}
+    assert "torchvision=0.19.1=cpu_py310h83e0c9b_0" in deps_of(result.fixed)
 
 
 def test_unknown_channels_are_left_for_p():
@@ -275,3 +310,24 @@ def test_utf16_round_trips(tmp_path):
     data = f.read_bytes()
     assert data.startswith(b"\xff\xfe")
     assert "pytorch::pytorch=2.5.1" in data[2:].decode("utf-16-le")
+
+
+def test_companion_tag_the_torch_never_had_adds_no_index():
+    # torchaudio==0.13.0+cu117 beside torch==2.4.1: the cu117 index has no torch 2.4.1 (a new error after the fix)
+    text = (
+        "channels: [conda-forge, nodefaults]\ndependencies:\n  - pip\n  - pip:\n"
+        "    - torch==2.4.1\n    - torchaudio==0.13.0+cu117\n"
+    )
+    result = fix_file(parse_text(text))
+    assert "download.pytorch.org" not in result.fixed
+    assert "torchaudio==0.13.0+cu117" in result.fixed
+    assert not {f.id for f in result.findings_after} - {f.id for f in result.findings_before}
+
+
+def test_pinned_base_cuda_libraries_get_no_nvidia_channel():
+    text = (
+        "channels: [pytorch, conda-forge]\ndependencies:\n  - pytorch=2.4.1=py3.10_cuda12.4_cudnn9.1.0_0\n"
+        "  - pytorch-cuda=12.4=hc786d27_7\n  - cuda-cudart=12.4.127=h99ab3db_0\n  - cuda-runtime=12.4.1=hb982923_0\n"
+    )
+    result = fix_file(parse_text(text))
+    assert "nvidia" not in [c.text for c in parse_text(result.fixed).channels]

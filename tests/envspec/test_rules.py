@@ -316,3 +316,58 @@ def test_findings_are_ordered_errors_first_and_translated():
     assert ranks == sorted(ranks)
     set_language("zh_CN")
     assert "频道" in result.findings[0].title.render()
+
+
+# issue 13, held-out files: the mechanisms behind e084–e095 --------------------------------------------------
+def test_tc608_one_finding_for_the_family_with_both_lines_and_no_automatic_fix():
+    text = env(["pytorch", "defaults"], ["pytorch=2.0.0", "torchaudio=0.12.1", "torchvision=0.13.1"])
+    tc608 = [f for f in check_text(text).findings if f.id == "TC608"]
+    assert len(tc608) == 1
+    lines = {c["line"] for c in tc608[0].evidence["companions"]}
+    assert lines == {7, 8}  # torchaudio and torchvision, the entries that are wrong
+    assert tc608[0].evidence["pairs_with"] == "1.12.1"
+    assert not any(x.safe_automatic for x in tc608[0].fixes)
+    # the conda companion named is the one the pytorch channel's conda command installs
+    assert "torchvision 0.15.0" in tc608[0].title.render() and "torchaudio 2.0.0" in tc608[0].title.render()
+    assert "torchvision 0.15.0" in tc608[0].title.render("zh_CN")
+
+
+@pytest.mark.parametrize("torch", ["pytorch=1.9.1=py3.9_cuda11.1_cudnn8.0.5_0", "pytorch=1.1.0", "pytorch=2.5.1"])
+def test_tc608_pure_python_torchvision_is_not_paired(torch):
+    # torchvision < 0.3 has no compiled operators (pytorch/vision v0.3.0 introduced them)
+    assert "TC608" not in found(env(["pytorch", "defaults"], [torch, "torchvision=0.2.2=py_3"]))
+
+
+def test_tc608_compiled_torchvision_is_still_paired():
+    assert "TC608" in found(env(["pytorch", "defaults"], ["pytorch=1.9.1", "torchvision=0.3.0"]))
+    assert "TC608" not in found(env(["pytorch", "defaults"], ["pytorch=1.1.0", "torchvision=0.3.0"]))
+
+
+def test_tc612_hashed_companion_build_beside_a_pytorch_channel_torch():
+    deps = ["pytorch=2.4.1=py3.10_cuda12.4_cudnn9.1.0_0", "torchvision=0.19.1=cpu_py310h83e0c9b_0"]
+    f = found(env(["pytorch", "nvidia", "conda-forge"], deps))
+    assert "TC612.build" in f and not any(x.safe_automatic for x in f["TC612.build"].fixes)
+    ok = ["pytorch=2.4.1=py3.10_cuda12.4_cudnn9.1.0_0", "torchvision=0.19.1=py310_cu124"]
+    assert "TC612.build" not in found(env(["pytorch", "nvidia", "conda-forge"], ok))
+
+
+def test_tc604_nvidia_not_needed_when_the_cuda_libraries_are_pinned_to_base_builds():
+    base = [
+        "pytorch=2.4.1=py3.10_cuda12.4_cudnn9.1.0_0",
+        "pytorch-cuda=12.4=hc786d27_7",
+        "cuda-cudart=12.4.127=h99ab3db_0",
+        "cuda-runtime=12.4.1=hb982923_0",
+        "libcublas=12.4.5.8=h99ab3db_1",
+    ]
+    assert "TC604.nvidia" not in found(env(["pytorch", "conda-forge"], base))
+    # no base channel listed, unpinned libraries, or nvidia's own builds: nvidia is still needed
+    assert "TC604.nvidia" in found(env(["pytorch"], base))
+    assert "TC604.nvidia" in found(env(["pytorch", "conda-forge"], [*base[:2], "cuda-runtime"]))
+    assert "TC604.nvidia" in found(env(["pytorch", "conda-forge"], [*base[:2], "cuda-runtime=12.4.1=0"]))
+
+
+def test_tc607_missing_index_for_a_tag_the_torch_never_had_is_not_claimed():
+    f = found(env(CF, ["python=3.11", "pip"], ["torch==2.4.1", "torchaudio==0.13.0+cu117"]))
+    assert not any(x.safe_automatic for x in f["TC607.missing"].fixes)
+    g = found(env(CF, ["python=3.11", "pip"], ["torch==2.4.1+cu121", "torchaudio==2.4.1+cu121"]))
+    assert any(x.safe_automatic for x in g["TC607.missing"].fixes)
