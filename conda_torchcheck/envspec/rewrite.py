@@ -425,14 +425,15 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
         name = "pytorch"
 
     if (
-        name in ("torchvision", "torchaudio", "libtorch")
+        name in ("pytorch", "torchvision", "torchaudio", "libtorch")
         and target == "pytorch"
         and rec is None
         and spec.channel is None
         and build_builder(spec.build) == "base"
     ):
         # `torchvision=0.15.2=cpu_py310h83e0c9b_0` is conda-forge's or Anaconda's build: `pytorch::` in front of
-        # it names a package that does not exist; which build to use instead is the user's call (TC612 build)
+        # it names a package that does not exist (a valid file would become invalid); which build to use instead
+        # is the user's call (TC612 build)
         st.unresolved.append(_reason("other_builder_build", entry=dep.text))
         return dep.text, (), action
     if name in (*CONDA_TORCH, "libtorch"):

@@ -936,7 +936,14 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
             if dep is None or dep.spec is None:
                 continue
             built = build_builder(dep.spec.build)
-            if dep.spec.channel_name is None and torch_builder == "pytorch" and built == "base":
+            # a torch pinned to a hashed build is itself conda-forge's/Anaconda's, whatever the order says
+            torch_built = build_builder(torch_dep.spec.build) if torch_dep is not None and torch_dep.spec else None
+            if (
+                dep.spec.channel_name is None
+                and torch_builder == "pytorch"
+                and torch_built != "base"
+                and built == "base"
+            ):
                 # `torchvision=0.15.2=cpu_py310h83e0c9b_0`: a hashed build is conda-forge's or Anaconda's,
                 # whatever the channel order says; the pytorch channel has no build of that name
                 by_build.append(dep)

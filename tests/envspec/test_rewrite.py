@@ -331,3 +331,11 @@ def test_pinned_base_cuda_libraries_get_no_nvidia_channel():
     )
     result = fix_file(parse_text(text))
     assert "nvidia" not in [c.text for c in parse_text(result.fixed).channels]
+
+
+def test_torch_pinned_to_a_hashed_build_is_not_moved_to_the_pytorch_channel():
+    # Anaconda's `cpu_py39h…` build exists on defaults only: pytorch:: in front of it would be unsolvable
+    text = "channels: [pytorch, defaults]\ndependencies: [pytorch=1.10.2=cpu_py39hfa7516b_0]\n"
+    result = fix_file(parse_text(text))
+    assert deps_of(result.fixed) == ["pytorch=1.10.2=cpu_py39hfa7516b_0"]
+    assert "TC612" not in {f.id for f in result.findings_before}
