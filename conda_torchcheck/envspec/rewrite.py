@@ -488,10 +488,18 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             if wanted and (not _build_matches_variant(build, variant) or _pytorch_channel_build(build)):
                 new = new.with_(build=wanted, version=new.exact or new.version or "*")
                 reasons.append(_reason("variant_build", build=wanted, variant=variant))
-            elif build and _pytorch_channel_build(build):
+            elif build and _pytorch_channel_build(build) and st.intent.variant != "conflict":
+                # (with CPU and CUDA both asked for, the build is one of the two signals TC609 shows: kept, or
+                # the next fix would see only the other one and change the file again)
                 new = new.with_(build=None)
                 reasons.append(_reason("drop_channel_build", build=build))
-        elif target != "pytorch" and new.build and _pytorch_channel_build(new.build) and not (rec and st.lock):
+        elif (
+            target != "pytorch"
+            and new.build
+            and _pytorch_channel_build(new.build)
+            and not (rec and st.lock)
+            and st.intent.variant != "conflict"
+        ):
             reasons.append(_reason("drop_channel_build", build=new.build))
             new = new.with_(build=None)
     elif name in ("pytorch-cuda", "cpuonly", "pytorch-mutex"):
@@ -976,7 +984,19 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
                     )  # type: ignore[index]
                     e.text = new
         offered = pip_tags_offered(st.intent)
-        for item in file.pip:
+        kept_tags = {
+            item.line.local_tag
+            for item in file.pip
+            if item.line.kind == "requirement"
+            and item.line.name in ("torch", "torchvision", "torchaudio")
+            and item.line.local_tag
+            and any(x.origin == item.index for x in out)
+        }
+        # +cu121 and +cu118 in one list: either index leaves the other a mismatch; the variant is the user's
+        several = len(kept_tags) > 1 and not existing_torch_index(file)
+        if several:
+            st.unresolved.append(_reason("index_tags_several", tags=", ".join(sorted(f"+{t}" for t in kept_tags))))
+        for item in file.pip if not several else ():
             if item.line.kind == "requirement" and item.line.name in ("torch", "torchvision", "torchaudio"):
                 if item.line.local_tag and any(x.origin == item.index for x in out):
                     if offered is not None and item.line.local_tag not in offered:
@@ -1084,6 +1104,16 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
         if loose and not main_ok:
             st.unresolved.append(_reason("pip_unpinned_extra", entry=loose[0].text))
     return out
+
+
+def existing_torch_index(file: EnvFile) -> bool:
+    """Does the pip list already name a download.pytorch.org index (or find-links page)?"""
+    return any(
+        p.line.kind == "option"
+        and p.line.option in ("--index-url", "--extra-index-url", "--find-links")
+        and torch_index(p.line.value) is not None
+        for p in file.pip or ()
+    )
 
 
 def fix_text(

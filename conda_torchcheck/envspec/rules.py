@@ -26,6 +26,7 @@ from conda_torchcheck.envspec.intent import (
     companion_ok,
     cuda_libraries_from_base,
     facts,
+    on_pytorch_channel,
     published_pytorch_cuda,
     pytorch_channel_last,
     pytorch_channel_versions,
@@ -90,7 +91,7 @@ def defaults_first(i: Intent) -> Any:
     a few CUDA versions only, so a cudatoolkit pin it has no build for gets defaults' CPU pytorch. Returns the
     channel item listed first, or None."""
     names = list(i.file.channel_names)
-    torch = i.deps.get("pytorch")
+    torch = i.deps.get("pytorch") or i.misnamed_torch  # `torch=1.9` is read (and fixed) as pytorch
     if "pytorch" not in names or "cudatoolkit" not in i.deps or i.selectors:
         return None
     if torch is None or torch.spec is None or torch.spec.channel is not None:
@@ -172,8 +173,18 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
             "TC602",
             Severity.ERROR,
             variant="defaults_cpu",
-            evidence=_ev(ctx, channels=_channels_ev(ctx), torch=_at(i.deps["pytorch"]), cudatoolkit=_at(dep)),
-            fixes=[ctx.rewrite_fix("TC602.defaults_cpu.fix", channel=first_default.text)],
+            evidence=_ev(
+                ctx,
+                channels=_channels_ev(ctx),
+                torch=_at(i.deps.get("pytorch") or i.misnamed_torch),  # type: ignore[arg-type]
+                cudatoolkit=_at(dep),
+            ),
+            # reordering only helps a torch the pytorch channel had (≤ 2.5.1); else which torch is meant is open
+            fixes=[
+                ctx.rewrite_fix("TC602.defaults_cpu.fix", channel=first_default.text)
+                if on_pytorch_channel(i.deps.get("pytorch"))
+                else Fix("file", msg("TC602.defaults_cpu.fix", channel=first_default.text))
+            ],
             channel=first_default.text,
             cudatoolkit=dep.text,
         )
@@ -258,7 +269,13 @@ def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
             Severity.ERROR,
             variant="pytorch",
             evidence=_ev(ctx, entries=[_at(d) for d in unprefixed], channels=_channels_ev(ctx)),
-            fixes=[ctx.rewrite_fix("TC604.pytorch.fix")],
+            # the rewrite moves the selectors to the pytorch channel or writes them the conda-forge way; a torch
+            # from Anaconda's defaults or another channel keeps its source, so there it is the user's edit
+            fixes=[
+                Fix("file", msg("TC604.pytorch.fix"))
+                if i.era in ("defaults", "other") or i.variant == "conflict"
+                else ctx.rewrite_fix("TC604.pytorch.fix")
+            ],
             package=unprefixed[0].name,
         )
     pc = i.deps.get("pytorch-cuda")
@@ -551,7 +568,11 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
     if tagged and not indexes:
         tag = tagged[0].line.local_tag
         offered = pip_tags_offered(i)
-        conflict = offered is not None and bool(tag) and tag not in offered
+        # two variants asked for (torch +cu121, torchvision +cu118): one index would leave the other a mismatch
+        several = len({item.line.local_tag for item in tagged}) > 1
+        conflict = several or (
+            offered is not None and bool(tag) and any(t.line.local_tag not in offered for t in tagged)
+        )
         yield finding(
             "TC607",
             Severity.ERROR,
@@ -561,6 +582,14 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
             # index would only move the error (TC607 not_offered); which release to keep is the user's choice
             fixes=[
                 Fix(
+                    "file",
+                    msg(
+                        "TC607.missing.fix_several",
+                        tags=", ".join(sorted({f"+{t.line.local_tag}" for t in tagged})),
+                    ),
+                )
+                if several
+                else Fix(
                     "file",
                     msg("TC607.missing.fix_conflict", tag=tag, torch=i.torch_version, offered=", ".join(offered or ())),
                 )
@@ -940,7 +969,8 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
             torch_built = build_builder(torch_dep.spec.build) if torch_dep is not None and torch_dep.spec else None
             if (
                 dep.spec.channel_name is None
-                and torch_builder == "pytorch"
+                # the file takes (or, with pytorch-cuda/cpuonly, asks for) the pytorch channel's torch
+                and (torch_builder == "pytorch" or wants_pytorch_channel(i))
                 and torch_built != "base"
                 and built == "base"
             ):

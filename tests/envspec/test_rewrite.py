@@ -339,3 +339,46 @@ def test_torch_pinned_to_a_hashed_build_is_not_moved_to_the_pytorch_channel():
     result = fix_file(parse_text(text))
     assert deps_of(result.fixed) == ["pytorch=1.10.2=cpu_py39hfa7516b_0"]
     assert "TC612" not in {f.id for f in result.findings_before}
+
+
+def test_several_wheel_variants_get_no_index_and_no_new_error():
+    text = (
+        "channels: [conda-forge, nodefaults]\ndependencies:\n  - pip\n  - pip:\n"
+        "    - torch==2.4.1+cu121\n    - torchvision==0.19.1+cu118\n"
+    )
+    result = fix_file(parse_text(text))
+    assert "download.pytorch.org" not in result.fixed
+    assert {f.id for f in result.findings_after} <= {f.id for f in result.findings_before}
+    tc607 = [f for f in result.findings_before if f.id == "TC607"]
+    assert tc607 and not any(x.safe_automatic for x in tc607[0].fixes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a CUDA build string and cpuonly at once (TC609): the build stays, or the next fix would change the file
+        "channels: [conda-forge]\ndependencies:\n  - pytorch=1.9.1=py3.9_cuda11.1_cudnn8.0.5_0\n  - cpuonly\n",
+        # cpuonly with Anaconda's defaults only: TC604 is the user's edit there, not claimed by spec fix
+        "channels: [defaults]\ndependencies:\n  - pytorch=1.10.2\n  - cpuonly\n",
+        # `torch=` with defaults before pytorch and cudatoolkit: read as the CPU-build file from the start
+        "channels: [defaults, pytorch]\ndependencies:\n  - torch=2.3\n  - torchaudio\n  - cudatoolkit=11.1\n",
+        # two wheel variants: no index chosen
+        (
+            "channels: [conda-forge, nodefaults]\ndependencies:\n  - pip\n  - pip:\n    - torch==2.4.1+cu121\n"
+            "    - torchvision==0.19.1+cu118\n"
+        ),
+    ],
+)
+def test_fix_converges_and_is_idempotent(text):
+    result = fix_file(parse_text(text))
+    again = fix_file(parse_text(result.fixed))
+    assert again.fixed == result.fixed
+
+    def claims(f):
+        return any(x.safe_automatic and "spec fix" in " ".join(x.commands) for x in f.fixes)
+
+    claimed = {f.title.key for f in result.findings_before if claims(f)}
+    errors = {f.title.key for f in result.findings_before if f.severity.value == "error"}
+    for f in result.findings_after:
+        assert f.title.key not in claimed
+        assert f.severity.value != "error" or f.title.key in errors
