@@ -49,7 +49,7 @@ from conda_torchcheck.envspec.matchspec import (
     torch_index,
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
-from conda_torchcheck.envspec.rules import defaults_first, pip_tags_offered, pytorch_cuda_for_cudatoolkit
+from conda_torchcheck.envspec.rules import defaults_first, pytorch_cuda_for_cudatoolkit, tags_offered
 from conda_torchcheck.messages import Text, msg
 
 PIP_MARK = "\0pip"  # stands for the {pip: [...]} item in the dependency plan
@@ -983,7 +983,11 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
                         file.pip[e.origin].where.line,
                     )  # type: ignore[index]
                     e.text = new
-        offered = pip_tags_offered(st.intent)
+        # the torch the pip companions pair with after the fix: the pip torch kept, else the conda one (a pip
+        # duplicate of it is removed above; reading it from the original list would differ on the next fix)
+        conda_torch = next((parse_conda_spec(e.text) for e in deps if _conda_name(e.text) == "pytorch"), None)
+        anchor = torch_exact if torch_entry is not None else (conda_torch.exact if conda_torch else None)
+        offered = tags_offered(anchor) if anchor else None
         kept_tags = {
             item.line.local_tag
             for item in file.pip
@@ -993,7 +997,7 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
             and any(x.origin == item.index for x in out)
         }
         # +cu121 and +cu118 in one list: either index leaves the other a mismatch; the variant is the user's
-        several = len(kept_tags) > 1 and not existing_torch_index(file)
+        several = len(kept_tags) > 1
         if several:
             st.unresolved.append(_reason("index_tags_several", tags=", ".join(sorted(f"+{t}" for t in kept_tags))))
         for item in file.pip if not several else ():

@@ -605,12 +605,20 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
             continue
         if tag and tags and tag not in tags and not find_links_all:
             first_item, first_index = indexes[0]
+            # the rewrite points the index at the pins' tag: only when they agree on one that torch has
+            variants = {t.line.local_tag for t in tagged}
+            offered = pip_tags_offered(i)
+            choice = len(variants) > 1 or (offered is not None and tag not in offered)
             yield finding(
                 "TC607",
                 Severity.ERROR,
                 variant="mismatch",
                 evidence=_ev(ctx, entry=_at(item), index=_at(first_item)),
-                fixes=[ctx.rewrite_fix("TC607.mismatch.fix", tag=tag)],
+                fixes=[
+                    Fix("file", msg("TC607.missing.fix_several", tags=", ".join(sorted(f"+{v}" for v in variants))))
+                    if choice
+                    else ctx.rewrite_fix("TC607.mismatch.fix", tag=tag)
+                ],
                 requirement=item.text,
                 tag=tag,
                 index_tag=first_index.tag,
@@ -671,14 +679,25 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def pip_tags_offered(i: Intent) -> tuple[str, ...] | None:
-    """The wheel tags download.pytorch.org has for the pip torch the file pins exactly (cu118, rocm6.1, cpu
-    ...), None when torch is not pinned exactly on pip or its release is unknown."""
+    """The wheel tags download.pytorch.org has for the torch the file pins exactly (cu118, rocm6.1, cpu ...):
+    the conda torch when there is one, else the pip torch; None when torch is not pinned exactly or unknown."""
+    item = i.pip.get("torch")
+    conda = i.deps.get("pytorch") or i.misnamed_torch
+    if conda is not None and conda.spec is not None:
+        # pip companions beside a conda torch pair with that one (the fix removes a pip duplicate of it), pinned
+        # as written or as the frozen channel resolves it (what the fix writes)
+        version = conda.spec.exact or (i.resolution.version if i.resolution is not None else None)
+    elif item is not None and item.line.exact:
+        version = item.line.exact.split("+", 1)[0]
+    else:
+        version = None
+    return tags_offered(version) if version else None
+
+
+def tags_offered(version: str) -> tuple[str, ...] | None:
+    """The wheel tags download.pytorch.org has for torch ``version`` (exact), None when its release is unknown."""
     from conda_torchcheck.envspec.history import rocm_tags
 
-    item = i.pip.get("torch")
-    if item is None or not item.line.exact:
-        return None
-    version = item.line.exact.split("+", 1)[0]
     release = torch_release(version)
     if release is None:
         return None

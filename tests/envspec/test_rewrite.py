@@ -382,3 +382,26 @@ def test_fix_converges_and_is_idempotent(text):
     for f in result.findings_after:
         assert f.title.key not in claimed
         assert f.severity.value != "error" or f.title.key in errors
+
+
+@pytest.mark.parametrize(
+    "pip",
+    [
+        # the index points at cu121, the pins ask for cu117 and cu121: a choice, not a claimed fix
+        ["--index-url https://download.pytorch.org/whl/cu118", "torch==2.1.0+cu121", "torchvision==0.14.1+cu117"],
+        # a pip duplicate of the conda torch is removed: its tag no longer decides the index
+        ["-f https://data.pyg.org/whl/torch-2.1.0+cu121.html", "torch==2.1.0+cu121", "torchvision==0.14.1+cu117"],
+    ],
+)
+def test_pip_index_fixes_converge(pip):
+    conda = "  - pytorch=2.1.0\n" if pip[0].startswith("-f") else ""
+    text = "dependencies:\n  - python=3.10\n" + conda + "  - pip\n  - pip:\n" + "".join(f"    - {p}\n" for p in pip)
+    result = fix_file(parse_text(text))
+    again = fix_file(parse_text(result.fixed))
+    assert again.fixed == result.fixed
+    claimed = {
+        f.title.key
+        for f in result.findings_before
+        if any(x.safe_automatic and "spec fix" in " ".join(x.commands) for x in f.fixes)
+    }
+    assert not claimed & {f.title.key for f in result.findings_after}
