@@ -592,6 +592,10 @@ def resolve_pytorch_channel(
             if target is None:
                 continue
             verdict = dep.spec.allows(target)
+            conda_exact = companion_for(name, version, conda=True)[1]
+            if verdict is False and conda_exact and conda_exact != exact:
+                # the conda command's companion (2.0.0: torchvision 0.15.0) pairs as well as the wheels' (0.15.1)
+                verdict = dep.spec.allows(conda_exact)
             if verdict is False and exact is not None and minor is not None:
                 verdict = dep.spec.allows(f"{minor}.0") if dep.spec.minor == minor and not dep.spec.exact else False
             if verdict is False:

@@ -1137,8 +1137,11 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
             Severity.WARNING,
             variant="pytorch",
             evidence=_ev(ctx, entry=_at(dep), torch=torch_version, pytorch_cuda_for_torch=options),
+            # the rewrite converts it for the frozen pytorch channel only (the nightly channels are left as they are)
             fixes=[
                 ctx.rewrite_fix("TC613.pytorch.fix", cuda=cuda)
+                if cuda and i.torch_channel not in ("pytorch-nightly", "pytorch-test")
+                else Fix("file", msg("TC613.pytorch.fix", cuda=cuda))
                 if cuda
                 else Fix("file", msg("TC613.pytorch.fix_choose", options=options, torch=torch_version))
             ],

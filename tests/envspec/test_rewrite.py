@@ -405,3 +405,28 @@ def test_pip_index_fixes_converge(pip):
         if any(x.safe_automatic and "spec fix" in " ".join(x.commands) for x in f.fixes)
     }
     assert not claimed & {f.title.key for f in result.findings_after}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # python 3.12 rules out torch 2.0.0: pinning torchaudio to the conda command's 2.0.0 keeps that reading
+        "channels: [pytorch, defaults]\ndependencies:\n  - python=3.12\n  - pytorch=2.0.0\n  - torchaudio\n",
+        # cudatoolkit on the nightly channel: not converted there, so not claimed
+        "channels: [pytorch-nightly, nvidia]\ndependencies:\n  - pytorch=2.5.1\n  - cudatoolkit\n",
+    ],
+)
+def test_fix_keeps_the_same_findings(text):
+    result = fix_file(parse_text(text))
+    claimed = {
+        f.title.key
+        for f in result.findings_before
+        if any(x.safe_automatic and "spec fix" in " ".join(x.commands) for x in f.fixes)
+    }
+    errors = {f.title.key for f in result.findings_before if f.severity.value == "error"}
+    after = {f.title.key for f in result.findings_after}
+    assert not claimed & after
+    assert {k for k in after if k in errors or k not in claimed} >= {
+        f.title.key for f in result.findings_after if f.severity.value == "error"
+    }
+    assert {f.title.key for f in result.findings_after if f.severity.value == "error"} <= errors
