@@ -30,7 +30,17 @@ CONDA_FORGE_SELECTORS = ("pytorch-cpu", "pytorch-gpu")
 #: conda names that belong to the torch family as far as env files go
 FAMILY = (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch", "cuda-version", "cudatoolkit")
 #: channels that publish the pytorch package (the first one listed supplies it)
-PYTORCH_PUBLISHERS = ("pytorch", "pytorch-nightly", "pytorch-test", "conda-forge", "defaults", "anaconda")
+#: (pytorch-lts: the 1.8.2 LTS builds, `conda install pytorch ... cudatoolkit=11.1 -c pytorch-lts -c nvidia`, on the
+#: previous-versions page, section v1.8.2 LTS)
+PYTORCH_PUBLISHERS = (
+    "pytorch",
+    "pytorch-nightly",
+    "pytorch-test",
+    "pytorch-lts",
+    "conda-forge",
+    "defaults",
+    "anaconda",
+)
 
 
 @functools.cache
@@ -50,7 +60,7 @@ def builder_of(channel: str | None) -> str | None:
     """``pytorch``, ``conda-forge``, ``defaults`` or the channel itself: who built what a channel serves."""
     if channel is None:
         return None
-    if channel in ("pytorch", "pytorch-nightly", "pytorch-test"):
+    if channel in ("pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts"):
         return "pytorch"
     if channel in facts()["defaults"]["names"]:
         return "defaults"

@@ -59,7 +59,7 @@ def channel_name(text: str) -> str:
     return _mirror_tail(url) or url
 
 
-_WELL_KNOWN = ("conda-forge", "pytorch", "pytorch-nightly", "pytorch-test", "nvidia", "anaconda")
+_WELL_KNOWN = ("conda-forge", "pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts", "nvidia", "anaconda")
 
 
 def _mirror_tail(url: str) -> str | None:

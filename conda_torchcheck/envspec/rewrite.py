@@ -219,8 +219,9 @@ def _decide_target(st: _State) -> str | None:
     if not i.has_conda_torch and i.misnamed_torch is None:
         return None
     torch = i.deps.get("pytorch") or i.misnamed_torch
-    if i.torch_channel in ("pytorch-nightly", "pytorch-test"):
-        return i.torch_channel  # dated dev builds: only that channel has them (TC605 says it is deprecated)
+    if i.torch_channel in ("pytorch-nightly", "pytorch-test", "pytorch-lts"):
+        # dated dev builds, the 1.8.2 LTS builds: only that channel has them (TC605: nightly/test are deprecated)
+        return i.torch_channel
     if torch is not None and torch.spec is not None and "dev" in (torch.spec.exact or "") and i.era == "pytorch":
         return None  # a dated nightly outside the nightly channel: no channel here has it; left to the user
     # a torch the frozen channel never had can only come from conda-forge
@@ -753,7 +754,7 @@ def _plan_channels(st: _State, deps: list[Entry]) -> tuple[list[Entry] | None, b
             wanted.append((st.base_channel, None))
     elif target == "conda-forge":
         add("conda-forge")
-        drop = {"pytorch", "pytorch-nightly", "pytorch-test", "nvidia", *facts()["defaults"]["names"]}
+        drop = {"pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts", "nvidia", *facts()["defaults"]["names"]}
         for k, c in enumerate(original):
             if c.name in ("conda-forge", "nodefaults"):
                 continue

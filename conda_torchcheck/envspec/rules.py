@@ -260,7 +260,7 @@ def _has_channel(ctx: RuleContext, channel: str) -> bool:
 def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     # pytorch-nightly / pytorch-test carry their own pytorch-cuda and cpuonly
-    selector_channels = ("pytorch", "pytorch-nightly", "pytorch-test")
+    selector_channels = ("pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts")
     unprefixed = [d for d in i.selectors if d.spec is None or d.spec.channel_name not in selector_channels]
     listed = any(c in ctx.file.channel_names for c in selector_channels)
     if unprefixed and not listed:
@@ -1140,7 +1140,7 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
             # the rewrite converts it for the frozen pytorch channel only (the nightly channels are left as they are)
             fixes=[
                 ctx.rewrite_fix("TC613.pytorch.fix", cuda=cuda)
-                if cuda and i.torch_channel not in ("pytorch-nightly", "pytorch-test")
+                if cuda and i.torch_channel not in ("pytorch-nightly", "pytorch-test", "pytorch-lts")
                 else Fix("file", msg("TC613.pytorch.fix", cuda=cuda))
                 if cuda
                 else Fix("file", msg("TC613.pytorch.fix_choose", options=options, torch=torch_version))

@@ -371,3 +371,10 @@ def test_tc607_missing_index_for_a_tag_the_torch_never_had_is_not_claimed():
     assert not any(x.safe_automatic for x in f["TC607.missing"].fixes)
     g = found(env(CF, ["python=3.11", "pip"], ["torch==2.4.1+cu121", "torchaudio==2.4.1+cu121"]))
     assert any(x.safe_automatic for x in g["TC607.missing"].fixes)
+
+
+def test_pytorch_lts_channel_is_the_pytorch_builder():
+    # previous-versions.md v1.8.2 LTS: `conda install pytorch ... cudatoolkit=11.1 -c pytorch-lts -c nvidia`
+    deps = ["python=3.9", "pytorch=1.8.2", "torchvision=0.9.2", "torchaudio=0.8.2", "cudatoolkit=11.1"]
+    assert found(env(["pytorch-lts", "nvidia", "conda-forge", "nodefaults"], deps)) == {}
+    assert "TC608" in found(env(["pytorch-lts", "nvidia"], ["pytorch=1.8.2", "torchvision=0.10.0"]))
