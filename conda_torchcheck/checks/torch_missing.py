@@ -57,15 +57,19 @@ def _cuda_tag_for_driver(tags: list[str], driver: str, os_name: str) -> str | No
     return None
 
 
-def _driver(ctx: CheckContext) -> str | None:
-    """This machine's NVIDIA driver, only where it is the env's machine (live Linux)."""
+def _driver(ctx: CheckContext) -> tuple[str | None, str]:
+    """This machine's NVIDIA driver, only where it is the env's machine (live Linux); and what the evidence
+    says about it (the version, none found and where it looked, or why it was not read)."""
     from conda_torchcheck.inventory.host import RUNNING_OS
 
     if not ctx.host.live or ctx.env.os != "linux" or RUNNING_OS != "linux":
-        return None
+        return None, "not read (only this machine's, for a Linux env checked live)"
     from conda_torchcheck.checks.cuda_driver import read_driver
 
-    return ctx.memo("cuda_driver", read_driver).version
+    facts = ctx.memo("cuda_driver", read_driver)
+    if facts.version is None:
+        return None, "none found (looked in " + ", ".join(facts.looked) + ")"
+    return facts.version, facts.version
 
 
 def run(ctx: CheckContext) -> Iterator[Finding]:
@@ -74,14 +78,14 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     env = ctx.env
     python = env.python.major_minor
     minor, row, supported = _latest_release(python)
-    driver = _driver(ctx)
+    driver, driver_text = _driver(ctx)
     pip_tags = [t for t in row.get("pip_cuda", ()) if t.startswith("cu")]
     cuda_tag = _cuda_tag_for_driver(pip_tags, driver, env.os) if driver and env.os in ("linux", "windows") else None
     py_text = ".".join(map(str, python)) if python else None
     evidence = {
         "python": py_text,
         "newest_known_torch": minor,
-        "nvidia_driver": driver or "not read (only this machine's, for a Linux env checked live)",
+        "nvidia_driver": driver_text,
         **({"cuda_build": cuda_tag} if cuda_tag else {}),
     }
     fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver))

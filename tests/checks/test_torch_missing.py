@@ -29,6 +29,10 @@ def test_venv_without_driver_gets_cpu_and_the_cuda_choice(make_env, root):
     b = make_env(layout="venv")
     f = one(b, live=True)
     assert variant_of(f) == "missing"
+    assert (
+        f.evidence["nvidia_driver"].startswith("none found (looked in ")
+        and "/proc/driver/nvidia/version" in (f.evidence["nvidia_driver"])
+    )
     cpu, choose = all_commands(f)
     assert cpu == f'"{b.prefix}/bin/python" -m pip install torch --index-url https://download.pytorch.org/whl/cpu'
     tags = RELEASES[NEWEST]["pip_cuda"]
