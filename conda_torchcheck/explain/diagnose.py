@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -224,6 +224,9 @@ def rank_causes(
     tbl = tbl or table()
     clues = clues or PasteClues()
     pattern = tbl.pattern(match.pattern_id)
+    if pattern.platform != "any" and clues.facts.get("os") not in (None, pattern.platform):
+        # the error's own OS outweighs a clue elsewhere in the paste (an article that mentions macOS in passing)
+        clues = replace(clues, facts={**clues.facts, "os": pattern.platform})
     seen = set(seen_patterns) | clues.ids
     # `when`/`unless` may test what the paste states besides the error: paste_torch, paste_os ...
     fields = {**{f"paste_{k}": v for k, v in clues.facts.items()}, **match.fields}

@@ -519,3 +519,21 @@ def test_a_qt_import_before_a_dll_init_failure_names_the_preloaded_dll():
     )
     assert first("from PyQt5 import QtWidgets\nimport torch\n" + error) == "dll-preloaded-by-other-package"
     assert first(error) != "dll-preloaded-by-other-package"
+
+
+def test_the_errors_own_os_outweighs_a_clue_elsewhere():
+    text = (
+        "macOS and Linux users rarely see this.\n"
+        'OSError: [WinError 126] x. Error loading "C:\\e\\Lib\\site-packages\\torch\\lib\\shm.dll" or one of its '
+        "dependencies."
+    )
+    [d] = explain(text).diagnoses
+    assert d.causes[0].id == "vc-runtime-missing" and d.causes[0].doubt is None
+
+
+def test_an_elided_folder_is_not_a_dot_folder():
+    """`D:\\...\\torch\\lib` hides the path; `.python_dependencies\\torch\\lib` is a pip --target folder (torch 2.3.0's MKL)."""
+    elided = 'OSError: [WinError 126] x. Error loading "D:\\...\\torch\\lib\\shm.dll" or one of its dependencies.'
+    assert first(elided) == "vc-runtime-missing"
+    target = elided.replace("D:\\...", "C:\\blender\\addons\\dream\\.python_dependencies")
+    assert first(target) == "user-site-mkl"
