@@ -532,7 +532,7 @@ def test_the_errors_own_os_outweighs_a_clue_elsewhere():
 
 
 def test_an_elided_folder_is_not_a_dot_folder():
-    """`D:\\...\\torch\\lib` hides the path; `.python_dependencies\\torch\\lib` is a pip --target folder (torch 2.3.0's MKL)."""
+    """An elided `D:\\...` hides the path; `.python_dependencies` is a pip --target folder (torch 2.3.0 MKL)."""
     elided = 'OSError: [WinError 126] x. Error loading "D:\\...\\torch\\lib\\shm.dll" or one of its dependencies.'
     assert first(elided) == "vc-runtime-missing"
     target = elided.replace("D:\\...", "C:\\blender\\addons\\dream\\.python_dependencies")
