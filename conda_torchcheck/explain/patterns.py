@@ -98,6 +98,8 @@ class Clue:
     #: lower-case literals one of which every hit contains: the regexes run only when the text has one (a
     #: regex without a literal prefix scans a 10 MB log slowly; `in` does not)
     needles: tuple[str, ...] = ()
+    #: clue ids beside which this clue's facts do not hold (its id still counts for hints)
+    unless: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -297,6 +299,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             regexes=tuple(_compile(r, reasons) for r in raw["regexes"]),
             facts={str(k): str(v) for k, v in raw.get("facts", {}).items()},
             needles=tuple(str(n).lower() for n in raw.get("needles", ())),
+            unless=tuple(raw.get("unless", ())),
         )
         for raw in data.get("clue", [])
     )
@@ -318,6 +321,9 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             unknown = set(ref.hints) - known
             if unknown:
                 raise ValueError(f"pattern {p.id}: unknown hint {sorted(unknown)}")
+    for clue in clues:
+        if set(clue.unless) - known:
+            raise ValueError(f"clue {clue.id}: unknown clue {sorted(set(clue.unless) - known)}")
     for c in causes.values():
         unknown = set(c.contradicted_by + c.supported_by) - known
         if unknown:

@@ -242,8 +242,7 @@ def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool =
         text = normalize_text(text)
     lowered = text.lower()
     ids: set[str] = set()
-    values: dict[str, set[str]] = {}
-    origin: dict[str, str] = {}
+    hits: list[tuple[str, dict[str, str]]] = []
     for clue in tbl.clues:
         if clue.needles and not any(n in lowered for n in clue.needles):
             continue
@@ -252,11 +251,19 @@ def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool =
                 ids.add(clue.id)
                 found = {k: v for k, v in m.groupdict().items() if v}
                 found.update({k: v for k, v in clue.facts.items() if k not in found})
-                for key, value in found.items():
-                    values.setdefault(key, set()).add(_fact_value(key, value))
-                    origin.setdefault(key, clue.id)
+                hits.append((clue.id, found))
                 if not m.groupdict():
                     break  # a clue without named groups: one hit is enough
+    # a clue's facts do not hold beside one of its `unless` clues (a conda env named Python311)
+    silenced = {c.id for c in tbl.clues if set(c.unless) & ids}
+    values: dict[str, set[str]] = {}
+    origin: dict[str, str] = {}
+    for clue_id, found in hits:
+        if clue_id in silenced:
+            continue
+        for key, value in found.items():
+            values.setdefault(key, set()).add(_fact_value(key, value))
+            origin.setdefault(key, clue_id)
     facts = {}
     for key, found in values.items():
         longest = max(found, key=len)

@@ -537,3 +537,12 @@ def test_an_elided_folder_is_not_a_dot_folder():
     assert first(elided) == "vc-runtime-missing"
     target = elided.replace("D:\\...", "C:\\blender\\addons\\dream\\.python_dependencies")
     assert first(target) == "user-site-mkl"
+
+
+def test_a_conda_env_named_like_a_python_org_folder_keeps_conda_causes():
+    text = (
+        '  File "C:\\Users\\a\\anaconda3\\envs\\Python311\\Lib\\site-packages\\torch\\__init__.py"\n'
+        "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    )
+    assert "source" not in explain(text).clues.facts
+    assert first(text) == "conda-torch-dependency-missing"
