@@ -150,14 +150,14 @@ def test_explain_ranks_it_for_a_1114_on_c10_and_names_the_package(tmp_path):
     )
     result = explain(error, wl.context(venv.prefix, system_root=win, path=""))
     (diagnosis,) = result.diagnoses
-    assert "other-package-dll-first" in [c.cause.id for c in diagnosis.causes]
+    assert "dll-preloaded-by-other-package" in [c.cause.id for c in diagnosis.causes]
     root = diagnosis.root_cause
-    assert root is not None and root.cause.id == "other-package-dll-first"
+    assert root is not None and root.cause.id == "dll-preloaded-by-other-package"
     (confirming,) = root.confirmed_by
     assert confirming.id == "TC311" and "PyQt5" in confirming.title.render("en")
     # without the env the cause is still listed, after a too-old runtime that wins in any order
     ranked = [c.cause.id for c in explain(error).diagnoses[0].causes]
-    assert ranked.index("old-msvcp140") < ranked.index("other-package-dll-first")
+    assert ranked.index("old-msvcp140") < ranked.index("dll-preloaded-by-other-package")
 
 
 def test_conda_package_with_an_extension_module_and_its_own_runtime_copy(tmp_path):
