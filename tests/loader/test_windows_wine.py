@@ -69,12 +69,12 @@ def wine(wine_prefix):
         subprocess.run(["wineserver", "-k"], stdin=devnull, env=w.env, capture_output=True, timeout=60)
 
 
-def model_verdict(app: Path, dll: Path, *, flags: str, dirs: list[Path], system: Path, path_dirs: list[Path] = ()):
-    """What the model says for oracle.exe in ``app`` loading ``dll``: 'OK' or 'FAIL <code>'."""
+def oracle_process(app: Path, system: Path, path_dirs: list[Path] = ()) -> windows.ProcessModel:
+    """The model of oracle.exe's process: ``app`` is its folder, ``system`` the System32 Wine uses."""
     from conda_torchcheck.inventory import fs
 
-    fs.clear_cache()  # the test changes folders between runs; the model caches listings per run
-    model = windows.ProcessModel(
+    fs.clear_cache()  # the tests change folders between runs; the model caches listings per run
+    return windows.ProcessModel(
         arch="x86_64",
         python_exe=None,
         app_dir=app,
@@ -92,6 +92,12 @@ def model_verdict(app: Path, dll: Path, *, flags: str, dirs: list[Path], system:
         cwd=None,
         cwd_shown=None,
     )
+
+
+def model_verdict(app: Path, dll: Path, *, flags: str, dirs: list[Path], system: Path, path_dirs: list[Path] = ()):
+    """What the model says for oracle.exe in ``app`` loading ``dll``: 'OK' or 'FAIL <code>'."""
+
+    model = oracle_process(app, system, path_dirs)
     model.torch_dirs = [windows.Place(windows.STEP_USER_DIR, d, str(d), "AddDllDirectory") for d in dirs]
     graph = windows.WindowsLoadGraph(platform="windows", process=model)
     sim = windows._Simulation(model, graph, check_all_symbols=True)
@@ -239,27 +245,8 @@ def run_sequence(wine: Wine, app: Path, steps: list[tuple[str, Path | str]]) -> 
 
 def model_sequence(app: Path, system: Path, steps: list[tuple[str, Path | str]]) -> tuple[list[str], dict]:
     """The model's LOAD/WHICH lines for the same steps, from one simulation (one process)."""
-    from conda_torchcheck.inventory import fs
 
-    fs.clear_cache()
-    model = windows.ProcessModel(
-        arch="x86_64",
-        python_exe=None,
-        app_dir=app,
-        app_dir_shown=str(app),
-        python_dll=None,
-        python_tag=None,
-        exec_prefix=app,
-        base_exec_prefix=app,
-        system_dir=system,
-        windows_dir=system.parent,
-        system_known=True,
-        system_source="option",
-        known_dlls=windows.system_tables().known_dlls,
-        path_entries=[],
-        cwd=None,
-        cwd_shown=None,
-    )
+    model = oracle_process(app, system)
     graph = windows.WindowsLoadGraph(platform="windows", process=model)
     # wine's missing-export tolerance differs from Windows (module docstring): compare bindings, not exports
     sim = windows._Simulation(model, graph, check_all_symbols=False)
