@@ -57,12 +57,3 @@ def host_macos(ctx: CheckContext) -> tuple[str | None, str]:
 
     search = ctx.memo("macos_search", lambda: search_context(ctx.env, ctx.host))
     return search.macos, search.macos_source
-
-
-def version_tuple(text: str | None) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(int(p) for p in text.split(".")[:3])
-    except ValueError:
-        return None

@@ -35,7 +35,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     host, source = load.search.macos, load.search.macos_source
     evidence = {"arch": load.search.arch, "host_macos": host, "host_macos_from": source, "needs_macos": needed}
     version = ctx.torch.version or "?"
-    host_v, needed_v = common.version_tuple(host), common.version_tuple(needed)
+    host_v, needed_v = macos.version_tuple(host), macos.version_tuple(needed)
     if host_v is not None and needed_v is not None and host_v < needed_v:
         yield finding("TC455", Severity.INFO, variant="old", version=version, host=host, needed=needed,
                       evidence=evidence)  # fmt: skip

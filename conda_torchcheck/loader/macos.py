@@ -62,7 +62,8 @@ def _table() -> dict:
     return load("macos_dyld")
 
 
-def _version_tuple(text: str | None) -> tuple[int, ...] | None:
+def version_tuple(text: str | None) -> tuple[int, ...] | None:
+    """``"14.2.1"`` → ``(14, 2, 1)``; None for no or an unreadable version."""
     if not text:
         return None
     try:
@@ -279,7 +280,7 @@ class Dyld:
         self._cache_prefixes = tuple(cfg["cache_prefixes"])
         self._not_cache = tuple(cfg["not_cache_prefixes"])
         self._cache_leaves: dict[str, str] = dict(cfg["cache_leaves"])
-        self._fallback_before = _version_tuple(cfg["fallback_sdk_before"]) or (14, 0)
+        self._fallback_before = version_tuple(cfg["fallback_sdk_before"]) or (14, 0)
         self._default_fallback = tuple(cfg["default_fallback"])
 
     # -- files -------------------------------------------------------------------------------------------
@@ -348,7 +349,7 @@ class Dyld:
 
     def _needs_default_fallback(self, image: Image) -> bool:
         # forEachDylibFallback: "if no FALLBACK env vars, then only do fallbacks for old binaries"
-        sdk = _version_tuple(version_text(image.slice.sdk)) if image.slice is not None else None
+        sdk = version_tuple(version_text(image.slice.sdk)) if image.slice is not None else None
         return sdk is None or sdk < self._fallback_before
 
     def _expand_rpath(self, rpath: str, link: Image, main_dir: str | None) -> str | None:
@@ -385,8 +386,8 @@ class Dyld:
             if info.fat:
                 return None, f"fat file, but missing compatible architecture (have '{have}', need '{self.search.arch}')"
             return None, f"mach-o file, but is an incompatible architecture (have '{have}', need '{self.search.arch}')"
-        host = _version_tuple(self.search.macos)
-        minos = _version_tuple(sl.minos_text)
+        host = version_tuple(self.search.macos)
+        minos = version_tuple(sl.minos_text)
         if host is not None and minos is not None and minos > host and sl.platform in (None, "macos"):
             return None, f"built for macOS {sl.minos_text} which is newer than running OS"
         return sl, None
@@ -441,7 +442,7 @@ class Dyld:
 
     def _cache_resolution(self, path: str, cand: Candidate) -> Resolution:
         # [BIGSUR] system dylibs exist only inside the shared cache: dyld finds them there, not on disk
-        assumed = _version_tuple(self.search.macos) is None
+        assumed = version_tuple(self.search.macos) is None
         note = "macOS 11+: no file on disk"
         return Resolution(None, SearchPlace(STEP_CACHE, path, note + _via(cand)), assumed=assumed)
 
