@@ -7,11 +7,11 @@ the score improves, never lower them to make a change pass. The zero ceilings ar
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from benchmarks import envspec_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "envfiles"
@@ -24,20 +24,11 @@ RECALL_FLOOR = 0.99
 MEAN_MS_CEILING = 200.0
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("envspec_corpus", ROOT / "benchmarks" / "envspec_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("envspec_corpus", module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def scored():
     if not any(CORPUS.glob("*.toml")):
         pytest.skip("no environment-file corpus")
-    return _bench().score_corpus(CORPUS)
+    return envspec_corpus.score_corpus(CORPUS)
 
 
 def _worst(scored, key: str) -> list[str]:

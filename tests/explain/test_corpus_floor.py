@@ -7,11 +7,11 @@ table improves, never lower them to make a change pass.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from benchmarks import explain_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "reports"
@@ -23,20 +23,11 @@ FALSE_CLAIMS_CEILING = 4
 MEDIAN_SECONDS_CEILING = 0.2
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("explain_corpus", ROOT / "benchmarks" / "explain_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("explain_corpus", module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def scored():
     if not any(CORPUS.glob("*.toml")):
         pytest.skip("no report corpus")
-    bench = _bench()
+    bench = explain_corpus
     cases = bench.score_corpus(CORPUS)
     return bench, cases, bench.summary(cases)
 
