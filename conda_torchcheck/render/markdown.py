@@ -332,6 +332,9 @@ def _cause_section(c: RankedCause, lang: str | None) -> list[str]:
     if c.status != "possible":
         summary += f" — <i>{html.escape(status)}</i>"
     body: list[str] = []
+    if c.doubt is not None:
+        # the paste contradicts this cause's premise: the bug report says why it is ranked last
+        body += [f"**{md_text(translate('explain.doubt.label', lang))}:** {md_text(c.doubt.render(lang))}", ""]
     if c.ruled_out is not None:
         body.append(md_text(c.ruled_out.render(lang)))
     for f in c.confirmed_by:

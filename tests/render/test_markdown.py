@@ -269,3 +269,17 @@ def test_vc_runtime_row_comes_from_the_windows_loader_model(tmp_path, capsys):
     assert "msvcp140.dll 14.44" in vc and "msvcp140.dll" in vc.rsplit(":", 1)[-1]
     check_fences_and_details(text)
     assert "libomp140" in text  # TC301 for torch 2.4.0 is among the findings
+
+
+def test_explain_markdown_says_why_a_cause_is_less_likely_here():
+    # a python.org path in the paste contradicts a conda-only cause: the bug report shows the reason, in order
+    text = (
+        '  File "C:\\Users\\a\\AppData\\Local\\Programs\\Python\\Python311\\Lib\\site-packages\\torch\\__init__.py"\n'
+        "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    )
+    expl = explain(text)
+    [d] = expl.diagnoses
+    doubted = next(c for c in d.causes if c.doubt is not None)
+    out = render_explanation_markdown(expl, lang="en")
+    assert f"**less likely here:** {md_text(doubted.doubt.render('en'))}" in out
+    assert out.index(md_text(doubted.doubt.render("en"))) > out.index(md_text(d.causes[0].title.render("en")))
