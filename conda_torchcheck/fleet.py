@@ -22,18 +22,16 @@ PARALLEL_FROM = 4
 
 def check_one(prefix: str, options: dict[str, Any]) -> dict[str, Any]:
     """One env's entry: its report as JSON data, or the input error that kept it from being read."""
-    from conda_torchcheck.checks import run_checks
-    from conda_torchcheck.checks.context import CheckContext, CheckOptions
+    from conda_torchcheck.checks.context import CheckOptions
     from conda_torchcheck.errors import TorchCheckError
     from conda_torchcheck.inventory import load_environment
-    from conda_torchcheck.report import Report
+    from conda_torchcheck.report import check_environment
 
     started = time.perf_counter()
     try:
         env, host = load_environment(Path(prefix), use_live_host=options.get("live", True))
-        ctx = CheckContext(env, host, CheckOptions(verify_hashes=bool(options.get("hashes")), import_test=False))
-        findings = run_checks(ctx, options.get("only") or (), options.get("skip") or ())
-        report = Report(env=env, host=host, torch=ctx.torch, findings=findings, import_test=None, facts={})
+        checks = CheckOptions(verify_hashes=bool(options.get("hashes")), import_test=False)
+        report = check_environment(env, host, checks, options.get("only") or (), options.get("skip") or ())
         doc: dict[str, Any] = {"report": report.to_dict(options.get("lang")), "error": None}
     except TorchCheckError as exc:
         from conda_torchcheck.cli.main import error_document

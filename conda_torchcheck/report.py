@@ -101,6 +101,26 @@ class Report:
         return doc
 
 
+def check_environment(
+    env: Environment, host: HostFacts, options: Any = None, only: Any = (), skip: Any = (), *, facts: bool = False
+) -> Report:
+    """Run the checks on ``env`` and make the report (``check`` of one env, and of each env of ``--all-envs``);
+    ``facts``: also model what the loaders bind for the environment table (Markdown), not only read it."""
+    from conda_torchcheck.checks import run_checks
+    from conda_torchcheck.checks.context import CheckContext
+
+    ctx = CheckContext(env, host, options)
+    findings = run_checks(ctx, only, skip)
+    return Report(
+        env=env,
+        host=host,
+        torch=ctx.torch,
+        findings=findings,
+        import_test=ctx.import_test,
+        facts=environment_facts(ctx, compute=facts),
+    )
+
+
 def environment_facts(ctx: Any, *, compute: bool = True) -> dict[str, str]:
     """What the loader models and the driver probe found that a bug report should show (best effort, no raise).
 

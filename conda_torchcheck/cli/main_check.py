@@ -53,9 +53,8 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
 
 
 def build_report(args: argparse.Namespace):
-    from conda_torchcheck.checks import run_checks
-    from conda_torchcheck.checks.context import CheckContext, CheckOptions
-    from conda_torchcheck.report import Report
+    from conda_torchcheck.checks.context import CheckOptions
+    from conda_torchcheck.report import check_environment
 
     env, host = load_target(args)
     options = CheckOptions(
@@ -63,18 +62,8 @@ def build_report(args: argparse.Namespace):
         import_timeout=float(getattr(args, "import_timeout", 60.0) or 60.0),
         verify_hashes=not getattr(args, "no_hashes", False),
     )
-    ctx = CheckContext(env, host, options)
-    findings = run_checks(ctx, split_ids(args.only), split_ids(args.skip))
-    from conda_torchcheck.report import environment_facts
-
-    return Report(
-        env=env,
-        host=host,
-        torch=ctx.torch,
-        findings=findings,
-        import_test=ctx.import_test,
-        facts=environment_facts(ctx, compute=output_format(args) == "markdown"),
-    )
+    only, skip = split_ids(args.only), split_ids(args.skip)
+    return check_environment(env, host, options, only, skip, facts=output_format(args) == "markdown")
 
 
 def execute(args: argparse.Namespace) -> int:
