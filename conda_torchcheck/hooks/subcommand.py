@@ -164,11 +164,11 @@ def execute(raw: argparse.Namespace | tuple[str, ...] | list[str]) -> int:
     verbosity; returns the verb's exit code. ``raw`` is what conda hands a greedy subcommand: the arguments."""
     from conda.base.context import context
 
-    from conda_torchcheck.cli.main import run_verb
+    from conda_torchcheck.cli.main import json_requested, run_verb
     from conda_torchcheck.errors import TorchCheckError
 
     argv = list(raw) if not isinstance(raw, argparse.Namespace) else list(getattr(raw, "_args", ()))
-    wants_json = bool(context.json) or "--json" in argv
+    wants_json = bool(context.json) or json_requested(argv)
     try:
         args = build_parser().parse_args(argv)
     except TorchCheckError as exc:
