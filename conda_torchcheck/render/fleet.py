@@ -36,7 +36,7 @@ def render_fleet_text(doc: dict[str, Any], *, lang: str | None = None, color: bo
             worst = e["worst"]
             tail = f"  {worst['id']} {worst['title']}" if worst and worst["severity"] != "info" else ""
             line = f"  {verdict:<10} {label:<{width}}  {_torch_text(e, lang)}{tail}"
-        out.append(paint(line, _COLOURS.get(e["verdict"], ""), color) if color else line)
+        out.append(paint(line, _COLOURS.get(e["verdict"], ""), color))
     s = doc["summary"]
     out.append("")
     out.append(translate("fleet.summary", lang, **s))
