@@ -100,6 +100,9 @@ class Clue:
     needles: tuple[str, ...] = ()
     #: clue ids beside which this clue's facts do not hold (its id still counts for hints)
     unless: tuple[str, ...] = ()
+    #: a fact this clue stands for when the paste states two values of it that disagree (a folder named py312
+    #: beside "Python: 3.13"): the clue has no regexes of its own
+    differing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -296,10 +299,11 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
     clues = tuple(
         Clue(
             id=raw["id"],
-            regexes=tuple(_compile(r, reasons) for r in raw["regexes"]),
+            regexes=tuple(_compile(r, reasons) for r in raw.get("regexes", ())),
             facts={str(k): str(v) for k, v in raw.get("facts", {}).items()},
             needles=tuple(str(n).lower() for n in raw.get("needles", ())),
             unless=tuple(raw.get("unless", ())),
+            differing=raw.get("differing"),
         )
         for raw in data.get("clue", [])
     )

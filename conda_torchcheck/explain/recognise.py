@@ -265,11 +265,15 @@ def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool =
             values.setdefault(key, set()).add(_fact_value(key, value))
             origin.setdefault(key, clue_id)
     facts = {}
+    differing: set[str] = set()
     for key, found in values.items():
         longest = max(found, key=len)
         # "3.8" and "3.8.10" agree; "2.3.0" and "2.5.1" do not
         if all(longest == v or longest.startswith(v + ".") for v in found):
             facts[key] = longest
+        else:
+            differing.add(key)
+    ids.update(c.id for c in tbl.clues if c.differing in differing)
     return PasteClues(frozenset(ids), facts, {k: origin[k] for k in facts})
 
 

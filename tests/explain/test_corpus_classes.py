@@ -546,3 +546,52 @@ def test_a_conda_env_named_like_a_python_org_folder_keeps_conda_causes():
     )
     assert "source" not in explain(text).clues.facts
     assert first(text) == "conda-torch-dependency-missing"
+
+
+# --- the paste's own clues, second pass ---------------------------------------------------------------------------
+
+
+def test_two_pythons_in_one_paste_name_the_torch_of_the_other_python():
+    text = (
+        "Setting up runtime venv at: C:\\Users\\me\\AppData\\Local\\App\\runtime\\py312\\venv\n"
+        "Runtime Python: 3.13\n"
+        '[WinError 126] The specified module could not be found. Error loading "C:\\Users\\me\\AppData\\Local\\App'
+        '\\runtime\\py312\\venv\\Lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.'
+    )
+    assert "python-differs" in find_clues(text).ids
+    assert first(text) == "torch-for-other-python"
+    # one Python, said twice, is no clue
+    assert "python-differs" not in find_clues("Python version: 3.12.4\n/usr/lib/python3.12/site-packages/x").ids
+
+
+def test_torch_python_dll_failing_alone_is_python3xx_dll():
+    text = (
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\env\\Lib\\site-packages'
+        '\\torch\\lib\\torch_python.dll" or one of its dependencies.'
+    )
+    assert first(text) == "torch-for-other-python"
+    shm = text.replace("torch_python.dll", "shm.dll")
+    assert "torch-for-other-python" not in ranked(shm)[:1]
+
+
+def test_name_error_c_without_a_frame_is_a_shadowing_file_first():
+    assert first("NameError: name '_C' is not defined") == "local-file-shadows-module"
+    # with the frame of a checkout's torch/__init__.py it is the checkout
+    checkout = 'File "/home/me/pytorch/torch/__init__.py", line 55, in <module>\nNameError: name \'_C\' is not defined'
+    assert first(checkout) == "source-checkout-on-path"
+
+
+def test_not_compiled_with_cuda_from_a_posix_venv_is_a_mac_unless_linux_shows():
+    venv = (
+        'File "proj/venv/lib/python3.10/site-packages/torch/cuda/__init__.py", line 221, in _lazy_init\n'
+        'AssertionError: Torch not compiled with CUDA enabled'
+    )
+    assert first(venv) == "no-cuda-on-macos"
+    linux = venv + "\n/usr/lib/x86_64-linux-gnu/libc.so.6\n/usr/lib/python3.10/dist-packages/x.py"
+    assert first(linux) == "cpu-build-installed"
+
+
+def test_two_libomp_dylibs_keep_torch_230s_own_two_copies_in_sight():
+    text = "OMP: Error #15: Initializing libomp.dylib, but found libomp.dylib already initialized."
+    assert "wheel-packaging-bug" in ranked(text)[:3]
+    assert first(text + "\ntorch==2.3.0") == "wheel-packaging-bug"
