@@ -577,14 +577,14 @@ def test_torch_python_dll_failing_alone_is_python3xx_dll():
 def test_name_error_c_without_a_frame_is_a_shadowing_file_first():
     assert first("NameError: name '_C' is not defined") == "local-file-shadows-module"
     # with the frame of a checkout's torch/__init__.py it is the checkout
-    checkout = 'File "/home/me/pytorch/torch/__init__.py", line 55, in <module>\nNameError: name \'_C\' is not defined'
+    checkout = "File \"/home/me/pytorch/torch/__init__.py\", line 55, in <module>\nNameError: name '_C' is not defined"
     assert first(checkout) == "source-checkout-on-path"
 
 
 def test_not_compiled_with_cuda_from_a_posix_venv_is_a_mac_unless_linux_shows():
     venv = (
         'File "proj/venv/lib/python3.10/site-packages/torch/cuda/__init__.py", line 221, in _lazy_init\n'
-        'AssertionError: Torch not compiled with CUDA enabled'
+        "AssertionError: Torch not compiled with CUDA enabled"
     )
     assert first(venv) == "no-cuda-on-macos"
     linux = venv + "\n/usr/lib/x86_64-linux-gnu/libc.so.6\n/usr/lib/python3.10/dist-packages/x.py"
