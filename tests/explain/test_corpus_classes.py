@@ -595,3 +595,12 @@ def test_two_libomp_dylibs_keep_torch_230s_own_two_copies_in_sight():
     text = "OMP: Error #15: Initializing libomp.dylib, but found libomp.dylib already initialized."
     assert "wheel-packaging-bug" in ranked(text)[:3]
     assert first(text + "\ntorch==2.3.0") == "wheel-packaging-bug"
+
+
+def test_missing_x_or_one_of_its_dependencies_is_torchs_own_error_retold():
+    text = 'Missing "\\venv\\Lib\\site-packages\\torch\\lib\\caffe2_nvrtc.dll" or one of its dependencies.'
+    [d] = explain(text).diagnoses
+    assert d.match.pattern_id == "dll-load-error"
+    assert explain(text).likely_causes[:2] == ["cuda-dlls-replaced", "cuda-build-without-nvidia-driver"]
+    # Windows' own "Missing DLL" names the file that is absent
+    assert explain("Missing DLL: c10.dll").diagnoses[0].match.pattern_id == "dll-missing-named"
