@@ -604,3 +604,11 @@ def test_missing_x_or_one_of_its_dependencies_is_torchs_own_error_retold():
     assert explain(text).likely_causes[:2] == ["cuda-dlls-replaced", "cuda-build-without-nvidia-driver"]
     # Windows' own "Missing DLL" names the file that is absent
     assert explain("Missing DLL: c10.dll").diagnoses[0].match.pattern_id == "dll-missing-named"
+
+
+def test_torchs_library_missing_a_cuda_librarys_versioned_symbol_is_the_cuda_library_skew():
+    text = (
+        "OSError: /home/u/env/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+        "cusparseSpSM_analysis, version libcusparse.so.12"
+    )
+    assert first(text) == "nvidia-wheels-mismatch"
