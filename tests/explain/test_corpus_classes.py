@@ -612,3 +612,11 @@ def test_torchs_library_missing_a_cuda_librarys_versioned_symbol_is_the_cuda_lib
         "cusparseSpSM_analysis, version libcusparse.so.12"
     )
     assert first(text) == "nvidia-wheels-mismatch"
+
+
+def test_an_extensions_cuda_11_runtime_keeps_the_extension_built_for_other_cuda_cause():
+    text = (
+        '  File "/home/u/miniconda3/envs/x/lib/python3.8/site-packages/mmcv/utils/ext_loader.py", line 13\n'
+        "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory"
+    )
+    assert first(text) == "extension-built-for-other-cuda"
