@@ -5,6 +5,12 @@ copies that both call themselves ``@rpath/libomp.dylib`` (torch's wheel, conda-f
 ``@rpath`` reference) become one runtime: whichever loads first. Copies with different install names
 (scikit-learn's wheel bundles ``/DLC/sklearn/.dylibs/libomp.dylib``; older torch wheels ``libiomp5.dylib``) load
 side by side, and the LLVM/Intel runtime aborts with OMP Error #15 when the second initialises.
+
+The second copy may come from another package (a conda runtime, another wheel: the default variant, evidence
+``second_copy = "other-package"``) or from torch's own wheel (variant ``own``, ``second_copy = "torch-wheel"``):
+torch 2.3.0's arm64 wheel shipped libomp.dylib in torch/.dylibs (delocate's /DLC/torch/.dylibs install name) and
+in torch/lib (@rpath/libomp.dylib), and torch.compile's generated code links the copy torch itself does not load
+(pytorch/pytorch#122705). Copies inside torch with torch's own install name are spares dyld never loads twice.
 """
 
 from __future__ import annotations
@@ -70,13 +76,12 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     torch_install = torch_runtime.install_name or str(torch_runtime.path)
     torch_real = os.path.realpath(torch_runtime.path)
     others: dict[str, tuple[Path, str]] = {}
+    torch_copies: dict[str, Path] = {}
     own = [ctx.torch.package_dir] if ctx.torch.package_dir is not None else []
     own += [p.parent / "functorch" for p in own]  # the same wheel: torch 2.2's libiomp5 sits in functorch/.dylibs
     for path in _runtime_files(ctx, names):
         if os.path.realpath(path) == torch_real:
             continue
-        if any(path.is_relative_to(folder) for folder in own):
-            continue  # torch's own spare copy: nothing else loads it by that install name
         info = read_macho(path)
         if not isinstance(info, MachOFile):
             continue
@@ -85,8 +90,13 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             continue
         install = sl.install_name or str(path)
         if install == torch_install:
-            continue  # dyld reuses whichever loads first: one runtime
-        others.setdefault(install, (path, _owner(ctx, path)))
+            continue  # dyld reuses whichever loads first: one runtime (torch's spare copies included)
+        if any(path.is_relative_to(folder) for folder in own):
+            torch_copies.setdefault(install, path)  # torch's own wheel carries a second runtime
+        else:
+            others.setdefault(install, (path, _owner(ctx, path)))
+    if torch_copies:
+        yield _own_copies(ctx, torch_runtime.path, torch_install, torch_copies)
     if not others:
         return
     listed = [
@@ -104,6 +114,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         evidence={
             "torch_runtime": str(torch_runtime.path),
             "torch_install_name": torch_install,
+            "second_copy": "other-package",
             "others": [{"path": str(p), "install_name": i, "from": o} for i, (p, o) in others.items()],
             "KMP_DUPLICATE_LIB_OK": ctx.host.get("KMP_DUPLICATE_LIB_OK"),
         },
@@ -114,10 +125,34 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
+def _own_copies(ctx: CheckContext, loaded: Path, install: str, copies: dict[str, Path]) -> Finding:
+    """torch's wheel itself holds another copy of the runtime it loads, under another install name."""
+    first_install, first = next(iter(copies.items()))
+    return finding(
+        "TC454",
+        Severity.WARNING,
+        variant="own",
+        runtime=loaded.name,
+        loaded=f"{loaded} (install name {install})",
+        other=f"{first} (install name {first_install})",
+        evidence={
+            "torch_runtime": str(loaded),
+            "torch_install_name": install,
+            "second_copy": "torch-wheel",
+            "others": [{"path": str(p), "install_name": i, "from": "torch (its own wheel)"} for i, p in copies.items()],
+            "KMP_DUPLICATE_LIB_OK": ctx.host.get("KMP_DUPLICATE_LIB_OK"),
+        },
+        fixes=[
+            Fix("conda" if common.is_conda_env(ctx) else "pip", msg("TC454.fix.other_torch")),
+            Fix("system", msg("TC454.fix.kmp")),
+        ],
+    )
+
+
 CHECK = Check(
     name="mac_openmp",
     ids=("TC454",),
-    summary="two OpenMP runtimes (torch's libomp and another wheel's or conda's) in one process on macOS",
+    summary="two OpenMP runtimes in one process on macOS (torch's and another package's, or two in torch's wheel)",
     run=run,
     platforms=("darwin",),
 )

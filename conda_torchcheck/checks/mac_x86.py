@@ -3,11 +3,18 @@
 Reported as a warning when a package in the env asks for a torch that excludes what this Python can install,
 as info when pip-installed torch is at (or below) the last x86_64 release; not at all for conda-forge's osx-64
 pytorch, which is still built.
+
+Variant ``rosetta`` (a warning, whatever installed torch): the x86_64 Python runs on an Apple silicon Mac, so
+under Rosetta: torch gets no MPS (the Apple GPU) and runs translated. The Mac is known to be Apple silicon when
+``--system-root`` holds Rosetta's runtime (only Apple silicon has it) or, live, when ``sysctl hw.optional.arm64``
+says 1; otherwise nothing is said.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
@@ -39,10 +46,48 @@ def _torch_demands(ctx: CheckContext, last: Version) -> tuple[str, str] | None:
     return None
 
 
+def apple_silicon_host(ctx: CheckContext) -> tuple[bool | None, str]:
+    """(whether the Mac the env runs on is Apple silicon, how that is known): the system root's Rosetta runtime,
+    or live ``sysctl hw.optional.arm64``; (None, "unknown") when neither can tell."""
+    root = ctx.host.system_root
+    if root is not None:
+        files = common.dyld_table()["mps"]["rosetta_files"]
+        found = next((f for f in files if (Path(root) / f).is_file()), None)
+        return (True, f"system-root: {found}") if found else (None, "unknown")
+    if ctx.host.live and sys.platform == "darwin":
+        import subprocess
+
+        try:
+            out = subprocess.run(["sysctl", "-n", "hw.optional.arm64"], capture_output=True, text=True, timeout=5)
+        except (OSError, subprocess.SubprocessError):
+            return None, "unknown"
+        value = out.stdout.strip()
+        if value in ("0", "1"):
+            return value == "1", "live: sysctl hw.optional.arm64"
+    return None, "unknown"
+
+
+def _rosetta(ctx: CheckContext) -> Iterator[Finding]:
+    apple, how = apple_silicon_host(ctx)
+    if not apple:
+        return
+    python = str(ctx.env.python.executable) if ctx.env.python.executable else "python"
+    yield finding(
+        "TC452",
+        Severity.WARNING,
+        variant="rosetta",
+        python=python,
+        how=how,
+        evidence={"python": python, "python_arch": "x86_64", "host": "Apple silicon (arm64)", "host_from": how},
+        fixes=[Fix("conda", msg("TC452.fix.arm64_env"))],
+    )
+
+
 def run(ctx: CheckContext) -> Iterator[Finding]:
     env = ctx.env
     if env.os != "darwin" or env.python.arch != "x86_64":
         return
+    yield from _rosetta(ctx)
     torch = ctx.torch
     if torch.source == "conda":
         return  # conda-forge still builds osx-64 pytorch

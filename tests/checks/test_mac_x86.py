@@ -33,3 +33,23 @@ def test_not_for_conda_forge_pytorch_nor_arm64(make_env):
     b = make_env(os="darwin", arch="arm64", layout="venv")
     b.pip_torch("2.2.2")
     assert run_check(b, "mac_x86") == []
+
+
+def test_x86_64_python_on_apple_silicon_is_rosetta(make_env, tmp_path):
+    from tests.loader.macos_layouts import system_root
+
+    root = system_root(tmp_path / "root", "14.5")
+    b = make_env(os="darwin", arch="x86_64", layout="venv")
+    b.pip_torch("2.2.2")
+    assert [f.title.key for f in run_check(b, "mac_x86", system_root=root)] == ["TC452.title"]  # an Intel Mac?
+    runtime = root / "Library/Apple/usr/libexec/oah/libRosettaRuntime"
+    runtime.parent.mkdir(parents=True)
+    runtime.write_bytes(b"")
+    f, stuck = run_check(b, "mac_x86", system_root=root)
+    assert f.title.key == "TC452.rosetta.title" and f.severity is Severity.WARNING
+    assert f.evidence["host_from"] == "system-root: Library/Apple/usr/libexec/oah/libRosettaRuntime"
+    assert "torch.backends.mps.is_available() is False" in f.explanation.render()
+    assert stuck.severity is Severity.INFO
+    arm = make_env(os="darwin", arch="arm64", layout="venv")
+    arm.pip_torch("2.5.1")
+    assert run_check(arm, "mac_x86", system_root=root) == []
