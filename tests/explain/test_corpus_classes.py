@@ -620,3 +620,19 @@ def test_an_extensions_cuda_11_runtime_keeps_the_extension_built_for_other_cuda_
         "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory"
     )
     assert first(text) == "extension-built-for-other-cuda"
+
+
+def test_torchvisions_own_extension_failing_on_windows_is_torchvisions_mismatch():
+    text = (
+        "UserWarning: Failed to load image Python extension: Could not find module "
+        "'C:\\Users\\u\\miniconda3\\envs\\x\\Lib\\site-packages\\torchvision\\image.pyd' (or one of its dependencies)."
+    )
+    assert first(text) == "torchvision-torch-mismatch"
+
+
+def test_torchvisions_cuda_major_wording():
+    text = (
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
+        "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1."
+    )
+    assert first(text) == "torchvision-torch-mismatch"
