@@ -10,7 +10,19 @@ import struct
 from collections.abc import Sequence
 
 DT = {"NEEDED": 1, "STRTAB": 5, "STRSZ": 10, "SONAME": 14, "RPATH": 15, "RUNPATH": 29, "VERNEED": 0x6FFFFFFE,
-      "VERNEEDNUM": 0x6FFFFFFF, "FLAGS_1": 0x6FFFFFFB}  # fmt: skip
+      "VERNEEDNUM": 0x6FFFFFFF, "FLAGS_1": 0x6FFFFFFB, "VERDEF": 0x6FFFFFFC, "VERDEFNUM": 0x6FFFFFFD}  # fmt: skip
+
+
+def elf_hash(name: str) -> int:
+    """The SysV ELF hash (vd_hash of a version definition)."""
+    h = 0
+    for c in name.encode():
+        h = (h << 4) + c
+        g = h & 0xF0000000
+        if g:
+            h ^= g >> 24
+        h &= ~g & 0xFFFFFFFF
+    return h
 
 
 def make_elf(
@@ -23,8 +35,10 @@ def make_elf(
     rpath: str | None = None,
     runpath: str | None = None,
     version_needs: Sequence[tuple[str, Sequence[str]]] = (),
+    version_defs: Sequence[str] = (),
     flags_1: int = 0,
 ) -> bytes:
+    """``version_defs``: the versions the file defines (GLIBCXX_3.4 ...); the base entry is its SONAME."""
     e = "<" if little else ">"
     ehsize = 64 if bits == 64 else 52
     phentsize = 56 if bits == 64 else 32
@@ -59,14 +73,26 @@ def make_elf(
             next_aux = 16 if j < len(versions) - 1 else 0
             verneed += struct.pack(e + "IHHII", 0, 0, index, name_off, next_aux)
             index += 1
+    # version definitions: Verdef(20) + Verdaux(8) each, the first one the base (VER_FLG_BASE)
+    verdef = bytearray()
+    defs = [soname or "base", *version_defs] if version_defs else []
+    for i, version in enumerate(defs):
+        vd_next = 28 if i < len(defs) - 1 else 0
+        verdef += struct.pack(e + "HHHHIII", 1, 1 if i == 0 else 0, i + 1, 1, elf_hash(version), 20, vd_next)
+        verdef += struct.pack(e + "II", add(version), 0)
     strtab_off = phoff + 2 * phentsize
     verneed_off = strtab_off + len(strtab)
     verneed_off += (-verneed_off) % 8
+    verdef_off = verneed_off + len(verneed)
+    verdef_off += (-verdef_off) % 8
+    verneed += bytes(verdef_off - verneed_off - len(verneed)) + verdef
     dyn_off = verneed_off + len(verneed)
     dyn_off += (-dyn_off) % 8
     entries = [(DT["STRTAB"], strtab_off), (DT["STRSZ"], len(strtab)), *entries]
     if version_needs:
         entries += [(DT["VERNEED"], verneed_off), (DT["VERNEEDNUM"], len(version_needs))]
+    if defs:
+        entries += [(DT["VERDEF"], verdef_off), (DT["VERDEFNUM"], len(defs))]
     entries.append((0, 0))
     dyn = b"".join(struct.pack(e + ("qQ" if bits == 64 else "iI"), t, v) for t, v in entries)
     size = dyn_off + len(dyn)
