@@ -4,7 +4,8 @@ A torch CUDA build carries its own CUDA runtime; from the machine it needs a dri
 family (minor-version compatibility: 12.x needs >= 525.60.13 on Linux, 13.x >= 580.65.06) and a GPU whose
 compute capability the build has kernels for. The driver is read, in order, from NVML (nvidia-ml-py, when it
 is installed alongside this tool), ``/proc/driver/nvidia/version``, ``/sys/module/nvidia/version`` and the
-file name of ``libcuda.so.<version>``. Only the machine the tool runs on can be read.
+file name of ``libcuda.so.<version>``. The machine the tool runs on is read, or, for an env examined from
+elsewhere, the root of the machine it runs on given as ``--system-root`` (a mounted image, a copy of its /proc).
 """
 
 from __future__ import annotations
@@ -137,11 +138,20 @@ def capability_of(name: str) -> str | None:
     return None
 
 
+def machine_root(ctx: CheckContext) -> Path | None:
+    """The root of the Linux machine the env runs on: ``--system-root`` when given, this machine's / when the env
+    is this machine's (live), else None (nothing about that machine can be read)."""
+    if ctx.host.system_root is not None:
+        return ctx.host.system_root
+    return ROOT if ctx.host.live else None
+
+
 def run(ctx: CheckContext) -> Iterator[Finding]:
     torch = ctx.torch
-    if torch.variant != "cuda" or not torch.cuda_version or not ctx.host.live:
+    root = machine_root(ctx)
+    if torch.variant != "cuda" or not torch.cuda_version or root is None:
         return
-    facts = ctx.memo("cuda_driver", read_driver)
+    facts = ctx.memo("cuda_driver", lambda: read_driver(root))
     family = torch.cuda_version.split(".")[0]
     if facts.version is None and not facts.gpus:
         yield finding(

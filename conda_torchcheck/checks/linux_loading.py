@@ -76,6 +76,11 @@ def _missing(ctx: CheckContext, load: linux.LinuxLoad, first: str | None) -> Ite
         }
         if not fatal:
             evidence["note"] = "torch ignores this failure (proactive CUDA preloading)"
+        elsewhere = _in_other_site_dirs(ctx, library)
+        fixes = _missing_fixes(ctx, library)
+        if elsewhere:
+            evidence["in_another_site_packages"] = [str(p) for p in elsewhere]
+            fixes.insert(0, _split_fix(ctx, library, elsewhere[0]))
         yield finding(
             "TC401",
             severity,
@@ -85,8 +90,38 @@ def _missing(ctx: CheckContext, load: linux.LinuxLoad, first: str | None) -> Ite
             searched="; ".join(searched) or "-",
             message=message,
             evidence=evidence,
-            fixes=_missing_fixes(ctx, library),
+            fixes=fixes,
         )
+
+
+def _in_other_site_dirs(ctx: CheckContext, library: str) -> list[Path]:
+    """Copies of ``library`` in an NVIDIA wheel's folder of another site-packages of this env than torch's (pip
+    put torch into platlib, lib64/..., and the pure-Python-tagged nvidia-* wheels into purelib, lib/...)."""
+    torch_dir = ctx.torch.package_dir
+    if torch_dir is None:
+        return []
+    torch_site = os.path.normpath(torch_dir.parent)
+    out: list[Path] = []
+    for site in ctx.env.site_dirs:
+        if not site.active or os.path.normpath(site.path) == torch_site:
+            continue
+        out.extend(sorted((site.path / "nvidia").glob(f"*/lib/{library}")))
+    return out
+
+
+def _split_fix(ctx: CheckContext, library: str, found: Path) -> Fix:
+    folder = str(found.parent)
+    assert ctx.torch.package_dir is not None
+    return Fix(
+        "env",
+        msg(
+            "TC401.fix.site_split",
+            library=library,
+            found=str(found),
+            torch_site=str(ctx.torch.package_dir.parent),
+        ),
+        commands=(f'export LD_LIBRARY_PATH="{folder}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',),
+    )
 
 
 def _miss_message(name: str, step: linux.LoadStep) -> str:
@@ -150,6 +185,10 @@ def _versions(ctx: CheckContext, load: linux.LinuxLoad, first: str | None) -> It
         alternatives = _alternatives(ctx, load, obj, file, version, target)
         required_by = common.dedupe(str(o.path) for o, _f, _t, _s in hits)
         fatal = any(s.fatal for _o, _f, _t, s in hits)
+        extra = {}
+        env_copy = _env_copy(ctx, file, version, target, alternatives)
+        if env_copy:
+            extra["env_copy"] = env_copy
         yield finding(
             "TC402",
             Severity.ERROR if fatal else Severity.WARNING,
@@ -172,6 +211,7 @@ def _versions(ctx: CheckContext, load: linux.LinuxLoad, first: str | None) -> It
                 "copies_that_provide_it": [f"{p} ({where})" for p, where in alternatives],
                 "loader_message": message,
                 "reported_first": first == message,
+                **extra,
             },
             fixes=_version_fixes(ctx, load, file, version, target, alternatives, highest),
         )
@@ -335,6 +375,20 @@ def _short(gcc: str | None) -> str:
         return ""
     parts = gcc.split(".")
     return ".".join(parts[:2]) if len(parts) > 2 and parts[2] == "0" else gcc
+
+
+def _env_copy(
+    ctx: CheckContext, file: str, version: str, target: linux.LoadedObject, alternatives: list[tuple[str, str]]
+) -> str | None:
+    """Whose copy failed: the env's own (it is too old), or another one while the env's copy provides the version
+    (the env's copy lost the search: LD_LIBRARY_PATH, or a pip torch that does not search the env's lib/)."""
+    prefix = ctx.env.prefix
+    if _inside(target.path, prefix):
+        return f"the env's own {file} is the copy that loads, and it is too old"
+    providing = [p for p, _where in alternatives if _inside(Path(p), prefix)]
+    if providing:
+        return f"the env's {file} provides {version} ({providing[0]}) but lost the search to {target.path}"
+    return None
 
 
 def _inside(path: Path, folder: Path | None) -> bool:

@@ -1,5 +1,6 @@
 """TC102: cpu and cuda builds mixed in the conda torch family (build strings, pytorch-cuda, cpuonly,
-pytorch-mutex, pytorch-cpu/-gpu). TC103: a pytorch-cuda that the installed pytorch was not built for."""
+pytorch-mutex, pytorch-cpu/-gpu). TC103: a pytorch-cuda (or, for the pytorch channel's builds before pytorch-cuda
+existed, a cudatoolkit) that the installed pytorch was not built for."""
 
 from __future__ import annotations
 
@@ -170,6 +171,40 @@ def _pytorch_cuda(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
+def _cudatoolkit(ctx: CheckContext) -> Iterator[Finding]:
+    """A pytorch-channel CUDA build (before 2.0: built for one cudatoolkit minor, ``cudatoolkit >=11.1,<11.2``)
+    beside a cudatoolkit of another CUDA version: its libcublas/libcublasLt are not the ones torch was built for."""
+    env = ctx.env
+    toolkit = env.record("cudatoolkit")
+    rec = ctx.torch.conda_record
+    if toolkit is None or rec is None or env.record("pytorch-cuda") is not None or builder(rec.channel) != "pytorch":
+        return
+    bv = record_variant(rec)
+    have = ".".join(toolkit.version.split(".")[:2])
+    if bv.variant != "cuda" or not bv.cuda or have == bv.cuda:
+        return
+    yield finding(
+        "TC103",
+        Severity.WARNING,
+        variant="cudatoolkit",
+        cudatoolkit=toolkit.version,
+        built=bv.cuda,
+        torch=rec.version,
+        evidence={"cudatoolkit": f"{toolkit.version} {toolkit.build} ({channel_label(toolkit)})", "pytorch": _describe(rec)},
+        fixes=[
+            Fix(
+                "conda",
+                msg("TC103.fix_cudatoolkit", cuda=bv.cuda),
+                commands=(
+                    cmd.conda_install(
+                        env, [f"cudatoolkit={bv.cuda}"], channel=None, extra=("-c", "pytorch", "-c", "nvidia")
+                    ),
+                ),
+            )
+        ],
+    )
+
+
 def run(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.torch.source in ("pip", "pip-over-conda"):
         # conda's records no longer describe the torch that imports; TC2xx reports that, TC103 says what
@@ -178,6 +213,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         return
     yield from _mixed(ctx)
     yield from _pytorch_cuda(ctx)
+    yield from _cudatoolkit(ctx)
 
 
 CHECK = Check(
