@@ -870,24 +870,41 @@ class _Simulation:
             module.dependencies = deps
 
     def _check_symbols(self, importer: Path, imported, provider: Path, attempt: _Attempt, chain) -> list[str]:
-        if imported.symbols is None or not imported.symbols:
+        symbols = imported.symbols
+        if symbols is None and imported.name.lower() in self.own_names and not self.graph.is_own(provider):
+            # a name of torch's own files found as another copy (a stale one in System32 or on PATH): the
+            # import list skipped as torch-internal is read now
+            symbols = self._imported_symbols(importer, imported.name)
+        if not symbols:
             return []
         if not self.check_all_symbols and self.graph.is_own(importer) and self.graph.is_own(provider):
             return []  # built together and verified by the integrity check; reading torch_cpu's 60k exports costs 0.1 s
-        if self.model.system_known and self.model.system_dir and _same(provider.parent, self.model.system_dir):
-            return []  # the OS's own DLLs are consistent with the OS
+        if (
+            self.model.system_known
+            and self.model.system_dir
+            and _same(provider.parent, self.model.system_dir)
+            and dll_kind(provider.name) != "other"
+        ):
+            return []  # the OS's own DLLs are consistent with the OS (a stale torch DLL copied there is not)
         if dll_kind(provider.name) == "python":
             return []  # the interpreter's own DLL: a wrong Python shows as a different DLL name, not a symbol
         exports = self.exports(provider)
         if isinstance(exports, Unreadable):
             return []
-        missing = [str(s) for s in imported.symbols if not exports.has(s)]
+        missing = [str(s) for s in symbols if not exports.has(s)]
         if missing:
             self._issue("symbols", importer, imported.name, provider, ERROR_PROC_NOT_FOUND, tuple(missing))
             self._fail(attempt, ERROR_PROC_NOT_FOUND, chain, importer, imported.name)
             return missing
-        self._check_forwarders(provider, exports, imported.symbols, attempt, [*chain, provider])
+        self._check_forwarders(provider, exports, symbols, attempt, [*chain, provider])
         return []
+
+    def _imported_symbols(self, importer: Path, name: str):
+        wanted = name.lower()
+        info = read_pe(importer, symbols=lambda n: n.lower() == wanted)
+        if not isinstance(info, PEInfo):
+            return None
+        return next((i.symbols for i in info.imports if i.name.lower() == wanted and not i.delay), None)
 
     def _check_forwarders(
         self, provider: Path, exports: Exports, symbols: tuple[ImportedSymbol, ...], attempt: _Attempt, chain
@@ -1149,7 +1166,8 @@ def build_torch_graph(ctx) -> WindowsLoadGraph | None:
         flags_fallback = None  # Python raises ImportError at once: no fallback for extension modules
         py = ctx.env.python.major_minor
         if py is not None and py < (3, 8):
-            attempt_order = model.classic_order(load_dir=pyd.parent)
+            # before the preload (torch < 1.5.1) torch put its directories on PATH at import, unconditionally
+            attempt_order = model.classic_order(fallback_prefix if not rules["preload"] else (), load_dir=pyd.parent)
             outcome = RootOutcome(pyd, "extension", index)
             attempt = _Attempt(attempt_order, "classic", record=True)
             sim.load(pyd, attempt, [pyd])
