@@ -50,6 +50,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.mac_openmp",
     "conda_torchcheck.checks.mac_mps",
     "conda_torchcheck.checks.cuda_driver",
+    "conda_torchcheck.checks.linux_jetson",
     "conda_torchcheck.hooks.activation.check",
     "conda_torchcheck.checks.import_test",
 )

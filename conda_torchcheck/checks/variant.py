@@ -190,7 +190,10 @@ def _cudatoolkit(ctx: CheckContext) -> Iterator[Finding]:
         cudatoolkit=toolkit.version,
         built=bv.cuda,
         torch=rec.version,
-        evidence={"cudatoolkit": f"{toolkit.version} {toolkit.build} ({channel_label(toolkit)})", "pytorch": _describe(rec)},
+        evidence={
+            "cudatoolkit": f"{toolkit.version} {toolkit.build} ({channel_label(toolkit)})",
+            "pytorch": _describe(rec),
+        },
         fixes=[
             Fix(
                 "conda",

@@ -42,7 +42,8 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         type=Path,
         help=r"Windows: the directory whose System32 is searched (auto-detected under /mnt/<drive>/); macOS: a "
-        "root holding System/Library/CoreServices/SystemVersion.plist (the Mac's version)",
+        "root holding System/Library/CoreServices/SystemVersion.plist (the Mac's version); Linux: the root of the "
+        "machine the env runs on (its /proc/driver/nvidia and /etc/nv_tegra_release are read)",
     )
     group.add_argument("--path", dest="host_path", metavar="PATH", help="the PATH the env runs with")
     group.add_argument("--ld-library-path", metavar="PATH", help="the LD_LIBRARY_PATH the env runs with")
