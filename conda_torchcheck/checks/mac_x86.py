@@ -1,7 +1,8 @@
 """TC452: an x86_64 Python on macOS cannot get torch newer than 2.2.2 from PyPI (no macosx x86_64 wheels from 2.3).
 
-Reported as a warning when a package in the env asks for a torch that excludes what this Python can install,
-as info when pip-installed torch is at (or below) the last x86_64 release; not at all for conda-forge's osx-64
+Reported as a warning when a package in the env asks for a torch that excludes what this Python can install or
+when torch is not installed yet (an install of anything newer finds no distribution), as info when pip-installed
+torch is at (or below) the last x86_64 release; not at all for conda-forge's osx-64
 pytorch, which is still built.
 
 Variant ``rosetta`` (a warning, whatever installed torch): the x86_64 Python runs on an Apple silicon Mac, so
@@ -99,8 +100,11 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         return  # an arm64 (or self-built) torch in an x86_64 env: TC451 says whether it loads
     demand = _torch_demands(ctx, last)
     if installed is None and demand is None:
-        return
-    if demand is not None:
+        # no torch yet: `pip install torch` gets 2.2.2 at most, any newer request finds no distribution
+        situation = msg("TC452.situation.none")
+        severity = Severity.WARNING
+        wanted = "2.3"
+    elif demand is not None:
         requirer, specifier = demand
         wanted = specifier.lstrip("<>=!~ ").split(",")[0] if specifier else "2.3"
         situation = msg("TC452.situation.pinned", version=torch.version or "-", requirer=requirer,

@@ -1,5 +1,6 @@
 """TC205: torch in the user site (PEP 370) that this interpreter really reads. TC206: PYTHONPATH or .pth
-entries holding torch or another environment's site-packages; a torch folder in the working directory."""
+entries holding torch or another environment's site-packages; in the working directory python starts in (live,
+or ``--cwd``), a torch folder or a user file named like a module ``import torch`` imports (org.py, typing.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from conda_torchcheck.checks.facts import PIP_FAMILY, conda_state_vars
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import Environment, SiteDir
+from conda_torchcheck.knowledge import load
 from conda_torchcheck.messages import msg
 
 
@@ -149,7 +151,9 @@ def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
             pth = cmd.native_path(env, site.note)
             fixes = [Fix("file", msg("TC206.fix_pth", pth=pth), commands=())]
         else:
-            variant = "torch" if holds_torch else "foreign_site"
+            # another env's site-packages is that env's packages run by this python, torch or not; "torch" is
+            # a folder of its own providing torch (a source checkout, a copied package)
+            variant = "foreign_site" if foreign_site else "torch" if holds_torch else "foreign_site"
             fixes = [_pythonpath_fix(ctx, [str(site.path)])]
         yield finding(
             "TC206",
@@ -163,18 +167,51 @@ def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _cwd(ctx: CheckContext) -> Iterator[Finding]:
+    """The directory python starts in: this process's own (a live check), or the one given with ``--cwd`` (an
+    env examined from elsewhere knows no working directory otherwise, so nothing is said then)."""
     cwd = ctx.host.cwd
-    if cwd is None or not ctx.host.live:
+    if cwd is None:
         return
     if any(s.path == cwd for s in ctx.env.site_dirs):
         return
+    yield from _cwd_modules(ctx, cwd)
     package = torch_package_in(ctx.env, cwd)
     if package is None or package == ctx.torch.package_dir:
         return
     evidence: dict[str, object] = {"working directory": cwd, "torch package": package}
     if _looks_like_checkout(cwd):
         evidence["source checkout"] = "setup.py + torch/csrc"
-    yield finding("TC206", Severity.INFO, variant="cwd", entry=str(cwd), evidence=evidence)
+    yield finding("TC206", Severity.WARNING, variant="cwd", entry=str(cwd), evidence=evidence)
+
+
+def _cwd_modules(ctx: CheckContext, cwd: Path) -> Iterator[Finding]:
+    """User files in the working directory named like a module that ``import torch`` itself imports."""
+    try:
+        entries = sorted(cwd.iterdir())
+    except OSError:
+        return
+    names = frozenset(load("shadowing")["torch_import_modules"])
+    shadows = []
+    for entry in entries:
+        stem = entry.stem if entry.suffix == ".py" and entry.is_file() else None
+        if stem is None and entry.is_dir() and (entry / "__init__.py").is_file():
+            stem = entry.name
+        if stem in names:
+            shadows.append(entry)
+    if not shadows:
+        return
+    files = ", ".join(p.name for p in shadows)
+    modules = ", ".join(p.stem for p in shadows)
+    yield finding(
+        "TC206",
+        Severity.WARNING,
+        variant="cwd_module",
+        entry=str(cwd),
+        files=files,
+        modules=modules,
+        evidence={"working directory": cwd, "files": [str(p) for p in shadows], "modules": modules},
+        fixes=[Fix("file", msg("TC206.fix_rename", files=files))],
+    )
 
 
 def run(ctx: CheckContext) -> Iterator[Finding]:

@@ -2,7 +2,8 @@
 
 `import torch` fails there with ModuleNotFoundError, so "no problems" would be false. The command fits the env:
 conda-forge's pytorch for a conda or pixi env (the pytorch channel is frozen at 2.5.1), pip with the right index
-for a venv or a system Python. CUDA or CPU follows the NVIDIA driver when this machine's driver can be read
+for a venv or a system Python. A Python no torch can be installed into (32-bit, or newer than the newest torch
+supports) is a warning. CUDA or CPU follows the NVIDIA driver when this machine's driver can be read
 (Linux, the env checked live); otherwise the CPU command, and the CUDA indexes to choose from by driver.
 """
 
@@ -16,6 +17,9 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge import load, parse_version
 from conda_torchcheck.messages import msg
+
+#: 32-bit interpreters (PE x86, ELF i386/armv7): torch publishes no wheels for them
+BITS32_ARCHES = frozenset({"x86", "i386", "i686", "armv7l", "armv7", "arm"})
 
 
 def _latest_release(python: tuple[int, int] | None) -> tuple[str, dict, bool]:
@@ -88,11 +92,24 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         "nvidia_driver": driver_text,
         **({"cuda_build": cuda_tag} if cuda_tag else {}),
     }
+    if env.python.arch in BITS32_ARCHES:
+        # no torch release has wheels for a 32-bit Python: pip sees none (or PyPI's 0.1.2 placeholders)
+        yield finding(
+            "TC100",
+            Severity.WARNING,
+            variant="python_32bit",
+            evidence={**evidence, "python_arch": env.python.arch},
+            fixes=[Fix("system", msg("TC100.fix_python_64bit"))],
+            python=py_text or "?",
+            arch=env.python.arch,
+        )
+        return
     fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver))
     variant = "python_unsupported" if not supported else "missing"
+    # a Python the newest torch does not support cannot get torch at all: a problem, not only a fact
     yield finding(
         "TC100",
-        Severity.INFO,
+        Severity.WARNING if not supported else Severity.INFO,
         variant=variant,
         evidence=evidence,
         fixes=fixes,

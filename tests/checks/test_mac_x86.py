@@ -53,3 +53,11 @@ def test_x86_64_python_on_apple_silicon_is_rosetta(make_env, tmp_path):
     arm = make_env(os="darwin", arch="arm64", layout="venv")
     arm.pip_torch("2.5.1")
     assert run_check(arm, "mac_x86", system_root=root) == []
+
+
+def test_no_torch_yet_on_x86_64_is_a_warning(make_env):
+    """`pip install torch>2.2.2` here finds no distribution (x017, x019, x067)."""
+    b = make_env(os="darwin", arch="x86_64", layout="venv")
+    [f] = run_check(b, "mac_x86")
+    assert f.severity is Severity.WARNING and "is not installed in this env yet" in f.explanation.render()
+    assert run_check(make_env(os="darwin", arch="arm64", layout="venv"), "mac_x86") == []

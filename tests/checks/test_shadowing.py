@@ -85,7 +85,9 @@ def test_pythonpath_entry_with_torch(make_env, tmp_path):
     plain = tmp_path / "mycode"
     plain.mkdir()
     [f] = run_check(b, "shadowing", env={"PYTHONPATH": f"{plain}:{other.site_packages}"})
-    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "torch", "warning")
+    # another env's site-packages: that env's packages under this python (not a torch folder of its own)
+    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "foreign_site", "warning")
+    assert f.evidence["torch package"] == other.site_packages / "torch"
     assert f.title.params["entry"] == str(other.site_packages)
     assert all_commands(f) == [f'export PYTHONPATH="{plain}"']
 
@@ -123,7 +125,7 @@ def test_pytorch_source_checkout_on_pythonpath(make_env, tmp_path):
     (checkout / "setup.py").write_text("", encoding="utf-8")
     b = healthy(make_env())
     [f] = run_check(b, "shadowing", env={"PYTHONPATH": str(checkout)})
-    assert f.evidence["source checkout"] == "setup.py + torch/csrc"
+    assert variant_of(f) == "torch" and f.evidence["source checkout"] == "setup.py + torch/csrc"
 
 
 def test_pythonpath_without_packages_is_silent(make_env, tmp_path):
@@ -163,12 +165,29 @@ def test_working_directory_with_a_torch_folder(make_env, tmp_path):
     (work / "torch" / "__init__.py").write_text("", encoding="utf-8")
     b = healthy(make_env())
     [f] = run_check(b, "shadowing", live=True, cwd=work)
-    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "cwd", "info")
+    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "cwd", "warning")
 
 
-def test_working_directory_is_only_known_on_a_live_host(make_env, tmp_path):
+def test_working_directory_offline_is_only_the_one_given(make_env, tmp_path):
+    """An env examined from elsewhere knows no working directory: only --cwd DIR (cwd=) names one."""
     work = tmp_path / "work"
     (work / "torch").mkdir(parents=True)
     (work / "torch" / "__init__.py").write_text("", encoding="utf-8")
     b = healthy(make_env())
-    assert ids(run_check(b, "shadowing", cwd=work)) == []
+    assert ids(run_check(b, "shadowing")) == []
+    [f] = run_check(b, "shadowing", cwd=work)
+    assert (variant_of(f), f.evidence["working directory"]) == ("cwd", work)
+
+
+def test_user_file_named_like_a_module_torch_imports(make_env, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("org.py", "test.py", "train.py"):
+        (work / name).write_text("import torch\n", encoding="utf-8")
+    b = healthy(make_env())
+    [f] = run_check(b, "shadowing", cwd=work)
+    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "cwd_module", "warning")
+    assert f.evidence["files"] == [str(work / "org.py")]  # test.py and train.py hide nothing torch imports
+    assert "NameError: name '_C' is not defined" in f.explanation.render()
+    (work / "org.py").unlink()
+    assert run_check(b, "shadowing", cwd=work) == []

@@ -114,8 +114,16 @@ def test_old_python_pins_the_newest_release_that_supports_it(make_env, root):
 
 
 def test_python_newer_than_any_known_release(make_env, root):
-    f = one(make_env(layout="venv", python="3.99.0"), live=False)
+    [f] = run_check(make_env(layout="venv", python="3.99.0"), "torch_missing", live=False)
+    assert f.id == "TC100" and f.severity.value == "warning"  # no torch can be installed: a problem
     assert variant_of(f) == "python_unsupported" and "3.99" in f.title.render()
+
+
+def test_32bit_python_gets_no_torch(make_env):
+    [f] = run_check(make_env(os="windows", layout="venv", arch="x86"), "torch_missing")
+    assert f.severity.value == "warning" and variant_of(f) == "python_32bit"
+    assert "32-bit (x86) Python 3.11" in f.title.render() and "(from versions: none)" in f.explanation.render()
+    assert [x.summary.key for x in f.fixes] == ["TC100.fix_python_64bit"]
 
 
 def test_every_suggestion_exists_in_the_release_table():
