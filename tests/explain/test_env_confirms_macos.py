@@ -193,3 +193,20 @@ def test_no_cuda_on_macos_is_decided_by_the_env_being_macos(tmp_path, make_env):
     linux = make_env(os="linux", layout="venv")
     linux.pip_torch("2.5.1")
     assert status_of(explain(paste("x084"), context(linux)), "no-cuda-on-macos") == "ruled-out"
+
+
+def test_x079_torchs_bundled_libiomp5_beside_condas_libomp(tmp_path):
+    """x079: torch bundling libiomp5.dylib in a conda env whose llvm-openmp brings libomp.dylib. The real torch
+    2.2.2 x86_64 wheel loads functorch/.dylibs/libiomp5.dylib and also ships torch/lib/libiomp5.dylib: TC454 for
+    conda's runtime (two-openmp-macos) and TC454.own for torch's second copy. (x079's truth also names
+    wheel-packaging-bug, which omp-error-15 offers only for libomp.dylib twice, so it is not ranked here.)"""
+    b = mac_env(tmp_path / "env", layout="conda", python_arch="x86_64")
+    install_real_torch(b, "x86_64")
+    b.conda_record(
+        "llvm-openmp", "14.0.6", "h0dcd299_0",
+        files={"lib/libomp.dylib": gen.image("x86_64", install_name="@rpath/libomp.dylib")},
+    )  # fmt: skip
+    result = explain(paste("x079"), context(b))
+    assert_confirmed(result, "two-openmp-macos")
+    copies = sorted(f.evidence["second_copy"] for f in result.findings if f.id == "TC454")
+    assert copies == ["other-package", "torch-wheel"]
