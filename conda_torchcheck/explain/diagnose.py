@@ -178,6 +178,7 @@ _MESSAGE_FIELDS = (
     "required_by_role",
     "torch_init",
     "newest",
+    "attribute",
 )
 
 

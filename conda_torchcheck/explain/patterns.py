@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -13,6 +14,7 @@ from conda_torchcheck._toml import load_toml_text
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 _REASON_MACRO = re.compile(r"\{reason:(\w+)\}")
+_MODULES_MACRO = re.compile(r"\{modules:(\w+)\}")
 
 
 @dataclass(frozen=True)
@@ -184,8 +186,8 @@ def _literal_regex(form: str) -> str:
 def reason_regex(texts: tuple[str, ...]) -> str:
     """An alternation of system message texts that tolerates the ways they get mangled in pastes.
 
-    Whitespace may be added, dropped or wrapped; ASCII and full-width parentheses and the final period
-    (``.`` / ``。``) are interchangeable or missing. Each text also matches its mojibake forms
+    Whitespace may be added, dropped or wrapped; ASCII and full-width parentheses, straight and typographic
+    apostrophes, and the final period (``.`` / ``。``) are interchangeable or missing. Each text also matches its mojibake forms
     (``mojibake_forms``): GBK console output read as UTF-8 or shown as cp1252.
     """
     alternatives = []
@@ -202,6 +204,9 @@ def reason_regex(texts: tuple[str, ...]) -> str:
                 parts.append(r"\s*[(（]\s*")
             elif ch in ")）":
                 parts.append(r"\s*[)）]\s*")
+            elif ch in "'’":
+                # typographic and straight apostrophes both appear in pastes of the same French/Italian text
+                parts.append("['’]")
             else:
                 parts.append(re.escape(ch))
         alternatives.append("".join(parts) + r"\s*[.。]?")
@@ -217,14 +222,56 @@ def _bound_whitespace(source: str) -> str:
     return _UNBOUNDED_SPACE.sub(lambda m: r"\s{0,40}" if m.group(1) == "*" else r"\s{1,40}", source)
 
 
-def _compile(source: str, reasons: Mapping[str, tuple[str, ...]]) -> re.Pattern[str]:
+def stdlib_module_names(removed: Iterable[str] = ()) -> tuple[str, ...]:
+    """Top-level standard-library module names a user's file can shadow: this Python's own list
+    (``sys.stdlib_module_names``, 3.10+) and the ``removed`` ones older Pythons still have (PEP 594, PEP 632);
+    private ``_x`` names are left out (nobody names a script ``_abc.py``)."""
+    names = {n for n in sys.stdlib_module_names if not n.startswith("_")} | set(removed)
+    return tuple(sorted(names, key=lambda n: (-len(n), n)))
+
+
+def _compile(
+    source: str,
+    reasons: Mapping[str, tuple[str, ...]],
+    module_lists: Mapping[str, tuple[str, ...]] | None = None,
+) -> re.Pattern[str]:
     def expand(m: re.Match[str]) -> str:
         name = m.group(1)
         if name not in reasons:
             raise ValueError(f"unknown reason macro {{reason:{name}}}")
         return reason_regex(reasons[name])
 
-    return re.compile(_bound_whitespace(_REASON_MACRO.sub(expand, source)), _FLAGS)
+    def expand_modules(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if not module_lists or name not in module_lists:
+            raise ValueError(f"unknown module list {{modules:{name}}}")
+        return "(?:" + "|".join(re.escape(n) for n in module_lists[name]) + ")"
+
+    source = _MODULES_MACRO.sub(expand_modules, _REASON_MACRO.sub(expand, source))
+    return LazyRegex(_bound_whitespace(source))  # type: ignore[return-value]
+
+
+class LazyRegex:
+    """A regex compiled on first use: most patterns' needles never occur in a paste, and compiling every
+    anchor (the localized reason alternations above all) cost a third of the command's start-up."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, _FLAGS)
+        return self._compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled, name)
+
+    def __repr__(self) -> str:
+        return f"LazyRegex({self.pattern!r})"
 
 
 def _applies(raw: Mapping[str, Any] | None) -> Applies:
@@ -241,6 +288,9 @@ def _applies(raw: Mapping[str, Any] | None) -> Applies:
 
 def parse_table(data: Mapping[str, Any]) -> PatternTable:
     reasons = {name: tuple(texts) for name, texts in data.get("reasons", {}).items()}
+    lists = data.get("module_lists", {})
+    module_lists = {"stdlib": stdlib_module_names(lists.get("stdlib_removed", ()))}
+    module_lists.update({k: tuple(v) for k, v in lists.items() if k != "stdlib_removed"})
     causes = {
         cause_id: Cause(
             id=cause_id,
@@ -279,9 +329,9 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             Pattern(
                 id=raw["id"],
                 platform=raw.get("platform", "any"),
-                anchors=tuple(_compile(a, reasons) for a in raw["anchors"]),
-                context=tuple(_compile(c, reasons) for c in raw.get("context", ())),
-                context_before=tuple(_compile(c, reasons) for c in raw.get("context_before", ())),
+                anchors=tuple(_compile(a, reasons, module_lists) for a in raw["anchors"]),
+                context=tuple(_compile(c, reasons, module_lists) for c in raw.get("context", ())),
+                context_before=tuple(_compile(c, reasons, module_lists) for c in raw.get("context_before", ())),
                 causes=tuple(refs),
                 fallback=bool(raw.get("fallback", False)),
                 secondary=bool(raw.get("secondary", False)),
@@ -299,7 +349,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
     clues = tuple(
         Clue(
             id=raw["id"],
-            regexes=tuple(_compile(r, reasons) for r in raw.get("regexes", ())),
+            regexes=tuple(_compile(r, reasons, module_lists) for r in raw.get("regexes", ())),
             facts={str(k): str(v) for k, v in raw.get("facts", {}).items()},
             needles=tuple(str(n).lower() for n in raw.get("needles", ())),
             unless=tuple(raw.get("unless", ())),

@@ -361,7 +361,8 @@ def test_cpu_build_is_confirmed_and_the_driver_cause_ruled_out_on_a_cpu_env(make
     assert d.causes[0].status == RULED_OUT  # a CPU build cannot say that
 
 
-def test_extension_imported_before_torch_is_confirmed_by_the_missing_library(make_env):
+def test_libc10_missing_from_torch_is_not_an_import_order_cause(make_env):
+    """TC401 naming libc10.so means torch's own copy is missing; the import order cannot be seen on an env."""
     b = make_env(os="linux", layout="venv")
     b.pip_torch("2.5.1+cpu")
     finding = Finding(
@@ -369,8 +370,9 @@ def test_extension_imported_before_torch_is_confirmed_by_the_missing_library(mak
     )
     text = "ImportError: libc10.so: cannot open shared object file: No such file or directory"
     [d], _, _ = diagnose(recognise(text), _ctx(b), findings=[finding])
-    assert d.root_cause is not None and d.root_cause.id == "extension-imported-before-torch"
+    assert d.root_cause is not None and d.root_cause.id == "linux-library-missing"
     assert d.root_cause.status == CONFIRMED
+    assert next(c for c in d.causes if c.id == "extension-imported-before-torch").status == "unverifiable"
 
 
 def test_rank_causes_without_clues_is_unchanged_by_them():
@@ -636,3 +638,63 @@ def test_torchvisions_cuda_major_wording():
         "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1."
     )
     assert first(text) == "torchvision-torch-mismatch"
+
+
+def test_a_module_the_stdlib_or_torch_uses_lacking_its_own_attribute_is_a_shadowing_file():
+    stdlib = (
+        '  File "/usr/local/lib/python3.7/site-packages/torch/serialization.py", line 2, in <module>\n'
+        "    import inspect\n"
+        '  File "/usr/local/Cellar/python/3.7.1/Frameworks/Python.framework/Versions/3.7/lib/python3.7/inspect.py",'
+        " line 56, in <module>\n"
+        "    for k, v in dis.COMPILER_FLAG_NAMES.items():\n"
+        "AttributeError: module 'dis' has no attribute 'COMPILER_FLAG_NAMES'"
+    )
+    assert first(stdlib) == "local-file-shadows-module"
+    reentered = (
+        '  File "/home/u/anaconda3/lib/python3.7/site-packages/torch/nn/parameter.py", line 5, in <module>\n'
+        "    class Parameter(torch.Tensor):\n"
+        "AttributeError: module 'torch' has no attribute 'Tensor'"
+    )
+    assert first(reentered) == "local-file-shadows-module"
+    # an old package using what a newer Python removed raises from site-packages: not a shadowing file
+    removed = (
+        '  File "/home/u/env/lib/python3.11/site-packages/oldpkg/x.py", line 3, in <module>\n'
+        "    collections.Mapping\n"
+        "AttributeError: module 'collections' has no attribute 'Mapping'"
+    )
+    assert ranked(removed) == []
+
+
+def test_a_file_named_like_a_stdlib_module_imported_by_the_stdlib_is_a_clue():
+    text = (
+        '  File "/home/u/anaconda3/lib/python3.7/inspect.py", line 35, in <module>\n'
+        "    import dis\n"
+        '  File "/home/u/projects/FixRes/dis.py", line 10, in <module>\n'
+        "    import torch.nn as nn\n"
+    )
+    assert "stdlib-named-file" in find_clues(text).ids
+    # the script being run may be called test.py: the first frame is no clue
+    script = '  File "/home/u/proj/test.py", line 1, in <module>\n    import torch\n'
+    assert "stdlib-named-file" not in find_clues(script).ids
+
+
+def test_torch_0x_dl_module_missing_from_a_checkout():
+    text = (
+        '  File "torch/__init__.py", line 48, in <module>\n'
+        "    import torch._dl as _dl_flags\n"
+        "ImportError: No module named _dl"
+    )
+    assert first(text) == "source-checkout-on-path"
+
+
+def test_undefined_symbol_without_a_space_after_the_path():
+    text = "/home/u/env/lib/python3.7/site-packages/mmcv/_ext.cpython-37m-x86_64-linux-gnu.so:undefined symbol: _ZN3c10"
+    assert first(text) == "extension-for-other-torch"
+
+
+def test_a_mac_named_in_words_is_a_mac():
+    assert find_clues("Chipset Model: Apple M2\nMetal Support: Metal 4").facts.get("os") == "darwin"
+    assert find_clues("my MacBook Pro 2021 with M1 Pro chip").facts.get("os") == "darwin"
+    # Homebrew's Python on an Intel Mac is no Linux system Python
+    homebrew = "/usr/local/lib/python3.7/site-packages/torch/x.py\n/usr/local/Cellar/python/3.7.1/Frameworks/Python.framework"
+    assert find_clues(homebrew).facts.get("os") == "darwin"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conda_torchcheck.explain.patterns import table
 from conda_torchcheck.explain.recognise import normalize_text, recognise
 
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
@@ -374,6 +375,13 @@ CASES = [
         "cudnn-version-mismatch",
         {"built_cudnn": "7102", "linked_cudnn": "7605"},
     ),
+    (
+        '  File "/usr/lib/python3.7/inspect.py", line 56, in <module>\n'
+        "    for k, v in dis.COMPILER_FLAG_NAMES.items():\n"
+        "AttributeError: module 'dis' has no attribute 'COMPILER_FLAG_NAMES'",
+        "module-attribute-missing",
+        {"module": "dis", "attribute": "COMPILER_FLAG_NAMES"},
+    ),
 ]
 
 
@@ -514,3 +522,15 @@ def test_adversarial_lines_stay_linear():
         start = time.monotonic()
         assert recognise(text) == []
         assert time.monotonic() - start < 10
+
+
+def test_every_regex_of_the_table_compiles():
+    """Regexes compile on first use (patterns.LazyRegex): compile them all here so a bad one fails a test."""
+    from conda_torchcheck.explain.patterns import LazyRegex
+
+    tbl = table()
+    regexes = [r for p in tbl.patterns for r in (*p.anchors, *p.context, *p.context_before)]
+    regexes += [r for c in tbl.clues for r in c.regexes]
+    assert regexes and all(isinstance(r, LazyRegex) for r in regexes)
+    for r in regexes:
+        assert r.compiled.pattern == r.pattern
