@@ -187,8 +187,8 @@ def reason_regex(texts: tuple[str, ...]) -> str:
     """An alternation of system message texts that tolerates the ways they get mangled in pastes.
 
     Whitespace may be added, dropped or wrapped; ASCII and full-width parentheses, straight and typographic
-    apostrophes, and the final period (``.`` / ``。``) are interchangeable or missing. Each text also matches its mojibake forms
-    (``mojibake_forms``): GBK console output read as UTF-8 or shown as cp1252.
+    apostrophes, and the final period (``.`` / ``。``) are interchangeable or missing. Each text also matches
+    its mojibake forms (``mojibake_forms``): GBK console output read as UTF-8 or shown as cp1252.
     """
     alternatives = []
     for text in texts:

@@ -696,5 +696,7 @@ def test_a_mac_named_in_words_is_a_mac():
     assert find_clues("Chipset Model: Apple M2\nMetal Support: Metal 4").facts.get("os") == "darwin"
     assert find_clues("my MacBook Pro 2021 with M1 Pro chip").facts.get("os") == "darwin"
     # Homebrew's Python on an Intel Mac is no Linux system Python
-    homebrew = "/usr/local/lib/python3.7/site-packages/torch/x.py\n/usr/local/Cellar/python/3.7.1/Frameworks/Python.framework"
+    homebrew = (
+        "/usr/local/lib/python3.7/site-packages/torch/x.py\n/usr/local/Cellar/python/3.7.1/Frameworks/Python.framework"
+    )
     assert find_clues(homebrew).facts.get("os") == "darwin"

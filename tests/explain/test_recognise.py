@@ -376,9 +376,11 @@ CASES = [
         {"built_cudnn": "7102", "linked_cudnn": "7605"},
     ),
     (
-        '  File "/usr/lib/python3.7/inspect.py", line 56, in <module>\n'
-        "    for k, v in dis.COMPILER_FLAG_NAMES.items():\n"
-        "AttributeError: module 'dis' has no attribute 'COMPILER_FLAG_NAMES'",
+        (
+            '  File "/usr/lib/python3.7/inspect.py", line 56, in <module>\n'
+            "    for k, v in dis.COMPILER_FLAG_NAMES.items():\n"
+            "AttributeError: module 'dis' has no attribute 'COMPILER_FLAG_NAMES'"
+        ),
         "module-attribute-missing",
         {"module": "dis", "attribute": "COMPILER_FLAG_NAMES"},
     ),
