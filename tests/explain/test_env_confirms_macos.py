@@ -77,6 +77,9 @@ def test_macos_libomp_not_bundled_is_confirmed_by_tc450_naming_libomp(tmp_path, 
     assert_confirmed(explain(paste(report), context(b)), "macos-libomp-not-bundled")
     twin, _ = arm64_torch(tmp_path / "twin")
     assert_not_confirmed(explain(paste(report), context(twin)), "macos-libomp-not-bundled")
+    other, other_pkg = arm64_torch(tmp_path / "other")  # TC450 for another library is not this cause
+    (other_pkg / "lib" / "libc10.dylib").unlink()
+    assert_not_confirmed(explain(paste(report), context(other)), "macos-libomp-not-bundled")
 
 
 # --- TC451: wrong architecture -------------------------------------------------------------------------------
