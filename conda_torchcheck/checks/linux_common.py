@@ -181,3 +181,100 @@ def dedupe(items: Iterable[str]) -> list[str]:
         if item not in seen:
             seen.append(item)
     return seen
+
+
+# --- extensions of other packages, imported after torch ---------------------------------------------------
+
+#: at most this many extension modules are simulated per env (each costs a dlopen of its closure)
+MAX_EXTENSIONS = 64
+EXTENSION_STEP = "import {package} after torch: dlopen({name}, RTLD_LOCAL)"
+_TORCH_LIBS = re.compile(r"^lib(?:c10|torch)[\w.-]*\.so")
+#: a Python extension module (``_C.cpython-311-x86_64-linux-gnu.so``, ``_ext.abi3.so``, ``ops.so``); ``lib*.so``
+#: files are libraries a package may load only in some cases (bitsandbytes ships one per CUDA version)
+_EXTENSION = re.compile(r"^(?!lib)[A-Za-z_]\w*(?:\.cpython-(?P<tag>\d+t?)[^.]*|\.abi3)?\.so$")
+
+
+class ExtensionImport:
+    """Another package's extension module as Python imports it once torch is imported."""
+
+    __slots__ = ("package", "path", "label")
+
+    def __init__(self, package: str, path: Path, label: str) -> None:
+        self.package = package
+        self.path = path
+        self.label = label
+
+
+def _torch_extensions(ctx: CheckContext) -> list[tuple[str, Path]]:
+    """(package, .so) of every distribution that requires torch or whose modules link to torch's libraries."""
+    from conda_torchcheck.binaries.elf import ElfFile, read_elf
+    from conda_torchcheck.inventory.dists import read_record_file
+
+    out: list[tuple[str, Path]] = []
+    torch_dir = ctx.torch.package_dir
+    for dist in ctx.env.distributions:
+        if dist.name in ("torch", "triton") or dist.name.startswith("nvidia-") or not dist.has_record:
+            continue
+        requires_torch = any(_requirement_name(r) == "torch" for r in dist.requires)
+        for rel, _digest, _size in read_record_file(dist):
+            if not rel.endswith(".so") or rel.startswith(("torch/", "../")):
+                continue
+            m = _EXTENSION.match(rel.rsplit("/", 1)[-1])
+            tag = ctx.env.python.tag
+            if m is None or (m.group("tag") and tag and m.group("tag") != tag):
+                continue  # not a module, or one for another Python (never imported here)
+            path = dist.site / rel
+            if torch_dir is not None and path.parent == torch_dir:
+                continue
+            info = read_elf(path)
+            if not isinstance(info, ElfFile):
+                continue
+            if requires_torch or any(_TORCH_LIBS.match(n) for n in info.needed):
+                out.append((dist.raw_name, path))
+            if len(out) >= MAX_EXTENSIONS:
+                return out
+    return out
+
+
+def _requirement_name(text: str) -> str | None:
+    try:
+        return normalize(Requirement(text).name)
+    except InvalidRequirement:
+        return None
+
+
+def extension_load(ctx: CheckContext):
+    """A second simulated ``import torch`` followed by importing every torch extension of other packages (each
+    its own RTLD_LOCAL dlopen, as Python imports extension modules): (load, extension imports, symbol misses of
+    those imports). None when torch does not load or no package has extensions. Computed once per context."""
+
+    def compute():
+        from conda_torchcheck.loader import linux
+
+        extensions = _torch_extensions(ctx)
+        if not extensions:
+            return None
+        load = linux.simulate_torch_import(ctx)
+        if load is None or load.first_error is not None:
+            return None  # torch itself fails: its own findings come first
+        imports = []
+        for package, path in extensions:
+            label = EXTENSION_STEP.format(package=package, name=path.name)
+            load.ldso.dlopen(path, label, rtld_global=False, fatal=True)
+            imports.append(ExtensionImport(package, path, label))
+        labels = {i.label for i in imports}
+        misses = [m for m in linux.check_symbols(load) if m.step in labels]
+        return load, imports, misses
+
+    return ctx.memo("linux_extension_load", compute)
+
+
+def extension_fix(ctx: CheckContext, package: str) -> Fix:
+    """Reinstall ``package`` built for the torch (and CUDA) of this env."""
+    from conda_torchcheck.messages import msg
+
+    t = ctx.torch
+    return Fix(
+        "pip",
+        msg("TC401.fix.extension", package=package, torch=t.version or "?", cuda=t.cuda_version or "none (CPU build)"),
+    )

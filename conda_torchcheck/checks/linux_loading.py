@@ -33,6 +33,47 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _versions(ctx, load, first)
     yield from _substituted(ctx, load)
     yield from _unreadable(ctx, load)
+    yield from _extension_missing(ctx)
+
+
+def _extension_missing(ctx: CheckContext) -> Iterator[Finding]:
+    """TC401 (extension): another package's extension module, imported after torch, needs a library that is
+    not there (a libcudart.so of the CUDA it was built for, a torch library of another release)."""
+    loaded = common.extension_load(ctx)
+    if loaded is None:
+        return
+    load, imports, _misses = loaded
+    by_label = {i.label: i for i in imports}
+    for step in load.steps:
+        ext = by_label.get(step.label)
+        if ext is None or not step.misses:
+            continue
+        _requirer, dep = step.misses[0]
+        library = os.path.basename(dep.name)
+        message = _miss_message(dep.name, step)
+        searched = common.describe_searched(dep.searched)
+        yield finding(
+            "TC401",
+            Severity.ERROR,
+            variant="extension",
+            package=ext.package,
+            extension=ext.path.name,
+            extension_path=str(ext.path),
+            library=library,
+            searched="; ".join(searched) or "-",
+            message=message,
+            evidence={
+                "package": ext.package,
+                "extension": str(ext.path),
+                "library": dep.name,
+                "needed_by": [str(r.path) if r is not None else str(ext.path) for r, _d in step.misses[:1]],
+                "missing": common.dedupe(d.name for _r, d in step.misses),
+                "searched": searched,
+                "loader_message": message,
+                "load_step": step.label,
+            },
+            fixes=[common.extension_fix(ctx, ext.package)],
+        )
 
 
 def _first_fatal_error(load: linux.LinuxLoad) -> str | None:

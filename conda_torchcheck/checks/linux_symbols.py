@@ -95,6 +95,50 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             },
             fixes=_fixes(ctx, load, first, provider),
         )
+    yield from _extension_symbols(ctx)
+
+
+def _extension_symbols(ctx: CheckContext) -> Iterator[Finding]:
+    """TC403 (extension): another package's extension module, imported after torch, binds a symbol that no
+    library in its lookup scope defines (built for another torch release, C++ ABI or CUDA)."""
+    loaded = common.extension_load(ctx)
+    if loaded is None:
+        return
+    load, imports, misses = loaded
+    by_label = {i.label: i for i in imports}
+    grouped: dict[str, list[linux.SymbolMiss]] = {}
+    for miss in misses:
+        grouped.setdefault(miss.step, []).append(miss)
+    for label, hits in grouped.items():
+        ext = by_label[label]
+        first = hits[0]
+        message = f"{first.required_by}: undefined symbol: {first.name}" + (
+            f", version {first.version}" if first.version else ""
+        )
+        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+        yield finding(
+            "TC403",
+            Severity.ERROR,
+            variant="extension",
+            package=ext.package,
+            extension=ext.path.name,
+            extension_path=str(ext.path),
+            symbol=first.name,
+            more=more,
+            message=message,
+            evidence={
+                "package": ext.package,
+                "extension": str(ext.path),
+                "symbol": first.name,
+                "symbols": [h.name + (f"@{h.version}" if h.version else "") for h in hits],
+                "count": len(hits),
+                "required_by": [str(first.required_by)],
+                "lookup_scope": [str(p) for p in first.scope],
+                "loader_message": message,
+                "load_step": label,
+            },
+            fixes=[common.extension_fix(ctx, ext.package)],
+        )
 
 
 def _provider(load: linux.LinuxLoad, miss: linux.SymbolMiss) -> linux.LoadedObject | None:
