@@ -10,7 +10,8 @@ import struct
 from collections.abc import Sequence
 
 DT = {"NEEDED": 1, "STRTAB": 5, "STRSZ": 10, "SONAME": 14, "RPATH": 15, "RUNPATH": 29, "VERNEED": 0x6FFFFFFE,
-      "VERNEEDNUM": 0x6FFFFFFF, "FLAGS_1": 0x6FFFFFFB, "VERDEF": 0x6FFFFFFC, "VERDEFNUM": 0x6FFFFFFD}  # fmt: skip
+      "VERNEEDNUM": 0x6FFFFFFF, "FLAGS_1": 0x6FFFFFFB, "VERDEF": 0x6FFFFFFC, "VERDEFNUM": 0x6FFFFFFD,
+      "HASH": 4, "SYMTAB": 6, "SYMENT": 11}  # fmt: skip
 
 
 def elf_hash(name: str) -> int:
@@ -36,9 +37,12 @@ def make_elf(
     runpath: str | None = None,
     version_needs: Sequence[tuple[str, Sequence[str]]] = (),
     version_defs: Sequence[str] = (),
+    defines: Sequence[str] = (),
+    undefined: Sequence[str] = (),
     flags_1: int = 0,
 ) -> bytes:
-    """``version_defs``: the versions the file defines (GLIBCXX_3.4 ...); the base entry is its SONAME."""
+    """``version_defs``: the versions the file defines (GLIBCXX_3.4 ...); the base entry is its SONAME.
+    ``defines`` / ``undefined``: global function symbols it defines / needs (unversioned; DT_SYMTAB + DT_HASH)."""
     e = "<" if little else ">"
     ehsize = 64 if bits == 64 else 52
     phentsize = 56 if bits == 64 else 32
@@ -80,19 +84,36 @@ def make_elf(
         vd_next = 28 if i < len(defs) - 1 else 0
         verdef += struct.pack(e + "HHHHIII", 1, 1 if i == 0 else 0, i + 1, 1, elf_hash(version), 20, vd_next)
         verdef += struct.pack(e + "II", add(version), 0)
+    # dynamic symbols: the null symbol, then the undefined and defined ones; a one-bucket SysV hash
+    symbols = [(0, 0)] + [(add(n), 0) for n in undefined] + [(add(n), 1) for n in defines]
+    symtab = bytearray()
+    for name_off, defined in symbols:
+        info = 0x12 if name_off else 0  # STB_GLOBAL, STT_FUNC
+        if bits == 64:
+            symtab += struct.pack(e + "IBBHQQ", name_off, info, 0, defined, 0x1000 if defined else 0, 0)
+        else:
+            symtab += struct.pack(e + "IIIBBH", name_off, 0x1000 if defined else 0, 0, info, 0, defined)
+    nsyms = len(symbols)
+    hashtab = struct.pack(e + "II", 1, nsyms) + struct.pack(e + "I", nsyms - 1)
+    hashtab += struct.pack(e + f"{nsyms}I", *[0] + list(range(nsyms - 1)))
     strtab_off = phoff + 2 * phentsize
     verneed_off = strtab_off + len(strtab)
     verneed_off += (-verneed_off) % 8
     verdef_off = verneed_off + len(verneed)
     verdef_off += (-verdef_off) % 8
     verneed += bytes(verdef_off - verneed_off - len(verneed)) + verdef
-    dyn_off = verneed_off + len(verneed)
+    sym_off = verneed_off + len(verneed)
+    sym_off += (-sym_off) % 8
+    hash_off = sym_off + len(symtab) if undefined or defines else sym_off
+    dyn_off = hash_off + (len(hashtab) if undefined or defines else 0)
     dyn_off += (-dyn_off) % 8
     entries = [(DT["STRTAB"], strtab_off), (DT["STRSZ"], len(strtab)), *entries]
     if version_needs:
         entries += [(DT["VERNEED"], verneed_off), (DT["VERNEEDNUM"], len(version_needs))]
     if defs:
         entries += [(DT["VERDEF"], verdef_off), (DT["VERDEFNUM"], len(defs))]
+    if undefined or defines:
+        entries += [(DT["SYMTAB"], sym_off), (DT["SYMENT"], 24 if bits == 64 else 16), (DT["HASH"], hash_off)]
     entries.append((0, 0))
     dyn = b"".join(struct.pack(e + ("qQ" if bits == 64 else "iI"), t, v) for t, v in entries)
     size = dyn_off + len(dyn)
@@ -112,5 +133,8 @@ def make_elf(
     out[phoff + phentsize : phoff + 2 * phentsize] = dynamic
     out[strtab_off : strtab_off + len(strtab)] = strtab
     out[verneed_off : verneed_off + len(verneed)] = verneed
+    if undefined or defines:
+        out[sym_off : sym_off + len(symtab)] = symtab
+        out[hash_off : hash_off + len(hashtab)] = hashtab
     out[dyn_off : dyn_off + len(dyn)] = dyn
     return bytes(out)

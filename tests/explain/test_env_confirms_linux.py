@@ -594,3 +594,27 @@ def test_extension_needing_a_torch_library_of_another_release_is_confirmed_by_tc
     sick = explain(paste(report), ctx_of(env(["libc10.so", "libtorch_cuda_cu.so"]).prefix))
     assert_confirmed(sick, "extension-for-other-torch")
     assert_not_confirmed(explain(paste(report), ctx_of(env(["libc10.so"]).prefix)), "extension-for-other-torch")
+
+
+def test_extension_built_with_the_other_cxx11_abi_is_confirmed_by_tc403(make_env):
+    """x040: ext.so needs c10::ClassType::create with a std::__cxx11::basic_string parameter; a torch built
+    with _GLIBCXX_USE_CXX11_ABI=0 defines it with the old std::string (``Ss``) instead."""
+    from tests.binaries.elfgen import make_elf
+
+    wanted = (
+        "_ZN3c109ClassType6createENS_8optionalINS_13QualifiedNameEEESt8weak_ptrIN5torch3jit15CompilationUnitEEb"
+        "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+    )
+    old_abi = wanted.replace("NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE", "Ss")
+
+    def env(defined: str):
+        b = make_env(layout="venv")
+        torch = _synthetic_torch(b, needs={"libc10.so": []}, conda_runpath=False)
+        (torch / "lib" / "libc10.so").write_bytes(make_elf(soname="libc10.so", defines=[defined]))
+        ext = make_elf(needed=["libc10.so"], undefined=[wanted])
+        b.dist("myext", "0.1", files={"myext/ext.so": ext}, requires=["torch"])
+        return b
+
+    sick = explain(paste("x040"), ctx_of(env(old_abi).prefix))
+    assert_confirmed(sick, "cxx11-abi-mismatch")
+    assert_not_confirmed(explain(paste("x040"), ctx_of(env(wanted).prefix)), "cxx11-abi-mismatch")
