@@ -114,3 +114,38 @@ def test_stand_in_torch_without_loading_code_is_not_reported(make_env):
     builder = make_env(layout="venv")
     builder.pip_torch("2.13.0")
     assert run_ids(context(builder.prefix), "TC4", "TC5") == []
+
+
+def test_tc401_extension_of_another_package_needs_a_library_of_another_cuda(make_env):
+    from tests.binaries.elfgen import make_elf
+
+    builder = make_env(layout="venv")
+    minitorch_env(builder)
+    ext = make_elf(needed=["libtorch_cpu.so", "libcudart.so.9.2"])
+    builder.dist("detectron2", "0.6", files={"detectron2/_C.cpython-311-x86_64-linux-gnu.so": ext})
+    # a library a package loads only in some cases, and a module for another Python, are not imported
+    other = make_elf(needed=["libtorch_cpu.so", "libcudart.so.11.0"])
+    builder.dist(
+        "bitsandbytes",
+        "0.45.0",
+        files={
+            "bitsandbytes/libbitsandbytes_cuda110.so": other,
+            "bitsandbytes/_x.cpython-310-x86_64-linux-gnu.so": other,
+        },
+        requires=["torch"],
+    )
+    [f] = run_ids(context(builder.prefix), "TC401")
+    assert f.title.key == "TC401.extension.title" and f.evidence["library"] == "libcudart.so.9.2"
+    assert f.evidence["package"] == "detectron2"
+
+
+def test_tc401_nvidia_wheel_in_the_other_site_packages(make_env):
+    builder = make_env(layout="venv")
+    builder.site_packages = builder.prefix / "lib64" / "python3.11" / "site-packages"
+    minitorch_env(builder, nccl=None)
+    purelib = builder.prefix / "lib" / "python3.11" / "site-packages"
+    nccl = {"nvidia/nccl/lib/libnccl.so.2": (FIX / "cuda" / "nccl-2.21" / "libnccl.so.2").read_bytes()}
+    builder.dist("nvidia-nccl-cu12", "2.21.5", site=purelib, files=nccl)
+    [f] = run_ids(context(builder.prefix), "TC401")
+    assert f.evidence["in_another_site_packages"] == [str(purelib / "nvidia" / "nccl" / "lib" / "libnccl.so.2")]
+    assert f.fixes[0].commands[0].startswith(f'export LD_LIBRARY_PATH="{purelib / "nvidia" / "nccl" / "lib"}')

@@ -67,3 +67,21 @@ def test_pytorch_channel_with_mkl_2024_1_is_one_finding_with_binary_proof(make_e
     proof = findings[0].evidence["confirmed by the binaries"]
     assert any("undefined symbol: iJIT_NotifyEvent" in line for line in proof)
     assert dlopen(pkg / "_C.cpython-311-x86_64-linux-gnu.so").endswith("undefined symbol: iJIT_NotifyEvent")
+
+
+def test_extension_of_another_package_with_an_undefined_symbol(make_env):
+    """flash_attn's module (the fixture libuser.so) binds prov_new, which its old/libprov.so.1 lacks: TC403's
+    extension variant; torch itself imports."""
+    builder = make_env(layout="venv")
+    minitorch_env(builder)
+    sym = FIX / "symbol"
+    files = {
+        "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so": (sym / "libuser.so").read_bytes(),
+        "old/libprov.so.1": (sym / "old" / "libprov.so.1").read_bytes(),
+    }
+    builder.dist("flash_attn", "2.7.4", files=files, requires=["torch"])
+    [f] = run_ids(context(builder.prefix), "TC403")
+    assert f.title.key == "TC403.extension.title" and f.evidence["symbol"] == "prov_new"
+    assert f.evidence["package"] == "flash_attn" and f.severity.value == "error"
+    (builder.site_packages / "old" / "libprov.so.1").write_bytes((sym / "new" / "libprov.so.1").read_bytes())
+    assert run_ids(context(builder.prefix), "TC403") == []
