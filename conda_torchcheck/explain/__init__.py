@@ -82,7 +82,9 @@ class Explanation:
             range(len(self.diagnoses)),
             key=lambda i: (tbl.pattern(self.diagnoses[i].match.pattern_id).secondary, i),
         )
-        out: list[str] = [d.root_cause.id for d in (self.diagnoses[i] for i in order) if d.root_cause is not None]
+        # two errors confirmed by the same cause name it once
+        roots = [d.root_cause.id for d in (self.diagnoses[i] for i in order) if d.root_cause is not None]
+        out: list[str] = list(dict.fromkeys(roots))
         usable = [[c for c in self.diagnoses[i].causes if c.status != "ruled-out"] for i in order]
         depth = max((len(c) for c in usable), default=0)
         deferred: list[str] = []

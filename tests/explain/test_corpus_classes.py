@@ -700,3 +700,51 @@ def test_a_mac_named_in_words_is_a_mac():
         "/usr/local/lib/python3.7/site-packages/torch/x.py\n/usr/local/Cellar/python/3.7.1/Frameworks/Python.framework"
     )
     assert find_clues(homebrew).facts.get("os") == "darwin"
+
+
+def test_python_unicode_build_and_early_patch_releases():
+    ucs = "ImportError: /home/u/.local/lib/python2.7/site-packages/torch/_C.so: undefined symbol: PyUnicodeUCS4_AsUTF8"
+    assert first(ucs) == "python-unicode-build-mismatch"
+    early = "I install PyTorch on Win8.1, Cuda 10, Python 3.6.0 and it goes wrong with DLL not found."
+    assert first(early) == "python-patch-lacks-capi"
+    assert "python-early-patch" not in find_clues("Python 3.6.10 |Anaconda, Inc.|").ids
+
+
+def test_a_traceback_from_torch_into_another_pythons_user_site():
+    text = (
+        '  File "C:\\Users\\n\\Anaconda3\\lib\\site-packages\\torch\\__init__.py", line 44, in <module>\n'
+        "    import numpy as _np\n"
+        '  File "C:\\Users\\n\\AppData\\Roaming\\Python\\Python37\\site-packages\\numpy\\__init__.py", line 140\n'
+        "OSError: [WinError 193] %1 is not a valid Win32 application"
+    )
+    assert first(text) == "user-site-shadows-env"
+
+
+def test_a_paste_naming_only_an_intel_or_amd_gpu_has_no_nvidia_driver():
+    text = (
+        '  File "C:\\x\\lib\\site-packages\\torch\\__init__.py", line 81, in <module>\n    ctypes.CDLL(dll)\n'
+        "OSError: [WinError 126] The specified module could not be found\n"
+        " - GPU models and configuration: Intel HD"
+    )
+    assert first(text) == "cuda-build-without-nvidia-driver"
+    assert "other-gpu" in find_clues(text).ids
+    # an NVIDIA GPU named too: the Intel one is the display's
+    assert find_clues(text + "\nNVIDIA GeForce RTX 3060").facts["gpu"] == "nvidia"
+
+
+def test_a_conda_envs_missing_cuda_10_runtime_is_its_cudatoolkit():
+    text = (
+        "conda install -c pytorch pytorch\n"
+        "ImportError: /home/p/anaconda3/lib/python3.6/site-packages/torch/lib/libcaffe2.so: libcudart.so.9.0: "
+        "cannot open shared object file: No such file or directory"
+    )
+    assert first(text) == "conda-cuda-libs-mismatch"
+
+
+def test_an_extensions_torch_symbol_missing_from_the_flat_namespace_may_be_torch_not_loaded_yet():
+    text = (
+        "ImportError: dlopen(/Users/m/miniconda3/lib/python3.6/site-packages/lltm_cpp.cpython-36m-darwin.so, 2): "
+        "Symbol not found: _THPVariableClass\n  Referenced from: /Users/m/lltm_cpp.cpython-36m-darwin.so\n"
+        "  Expected in: flat namespace"
+    )
+    assert "extension-imported-before-torch" in ranked(text)[:2]

@@ -384,6 +384,12 @@ CASES = [
         "module-attribute-missing",
         {"module": "dis", "attribute": "COMPILER_FLAG_NAMES"},
     ),
+    ("I install PyTorch on Win8.1 and it goes wrong with DLL not found.", "dll-failure-told", {}),
+    (
+        "整合包中runtime\\Lib\\site-packages\\torch\\lib\\路径下没有包含cudnn_ops_infer64_8.dll，导致asr失败",
+        "dll-missing-named",
+        {"dll": "cudnn_ops_infer64_8.dll"},
+    ),
 ]
 
 
