@@ -40,14 +40,36 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     if len(files) < 2:
         return
     labels = [f"{family} ({len(paths)})" if len(paths) > 1 else family for family, paths in runtimes.items()]
+    evidence: dict[str, object] = {"runtimes": runtimes, "files": files}
+    owners = _conda_owners(ctx, files)
+    if owners:
+        evidence["conda_packages"] = owners
     yield finding(
         "TC420",
         Severity.WARNING,
         runtimes=", ".join(labels),
         files=", ".join(files),
-        evidence={"runtimes": runtimes, "files": files},
+        evidence=evidence,
         fixes=[Fix("conda" if common.is_conda_env(ctx) else "pip", msg("TC420.fix"))],
     )
+
+
+def _conda_owners(ctx: CheckContext, files: list[str]) -> dict[str, str]:
+    """The conda package each runtime file of the env belongs to (intel-openmp's libiomp5.so beside a pip torch)."""
+    prefix = os.path.normpath(ctx.env.prefix)
+    wanted = {}
+    for path in files:
+        norm = os.path.normpath(path)
+        if norm.startswith(prefix + os.sep):
+            wanted[os.path.relpath(norm, prefix).replace(os.sep, "/")] = path
+    owners: dict[str, str] = {}
+    if not wanted:
+        return owners
+    for rec in ctx.env.conda_records:
+        for rel in rec.files:
+            if rel in wanted:
+                owners[wanted[rel]] = f"{rec.name} {rec.version} ({rec.channel})"
+    return owners
 
 
 CHECK = Check(

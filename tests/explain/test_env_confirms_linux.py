@@ -618,3 +618,35 @@ def test_extension_built_with_the_other_cxx11_abi_is_confirmed_by_tc403(make_env
     sick = explain(paste("x040"), ctx_of(env(old_abi).prefix))
     assert_confirmed(sick, "cxx11-abi-mismatch")
     assert_not_confirmed(explain(paste("x040"), ctx_of(env(wanted).prefix)), "cxx11-abi-mismatch")
+
+
+# --- two OpenMP runtimes in one process ------------------------------------------------------------------------
+# The corpus has OMP Error #15 pastes from Windows (w006-w008) and macOS only; the message is the same on Linux
+# ("Initializing libiomp5.so, but found libiomp5.so already initialized"), so the Windows pastes are used
+# against Linux envs here. The second runtime is put into the process with LD_PRELOAD (what importing another
+# package that maps it does; the simulated import only loads torch and torch extensions).
+
+
+def test_another_openmp_runtime_is_confirmed_by_tc420(make_env):
+    builder = make_env(layout="venv")
+    minitorch_env(builder)
+    both = f"{FIX / 'gomp_old' / 'libgomp.so.1'} {FIX / 'openmp' / 'libiomp5.so'}"
+    sick = explain(paste("w006"), ctx_of(builder.prefix, LD_PRELOAD=both))
+    assert_confirmed(sick, "other-package-openmp")
+    assert_not_confirmed(sick, "pip-torch-conda-openmp")  # no conda package's runtime involved
+    one = str(FIX / "gomp_old" / "libgomp.so.1")
+    assert_not_confirmed(explain(paste("w006"), ctx_of(builder.prefix, LD_PRELOAD=one)), "other-package-openmp")
+
+
+@pytest.mark.parametrize("report", ["w007", "w008"])
+def test_conda_intel_openmp_beside_a_pip_torch_is_confirmed_by_tc420(make_env, report):
+    """A pip torch in a conda env whose intel-openmp (lib/libiomp5.so) gets into the process beside the GNU
+    runtime: TC420 names the conda package."""
+    builder = make_env(layout="conda")
+    minitorch_env(builder)
+    iomp = {"lib/libiomp5.so": (FIX / "openmp" / "libiomp5.so").read_bytes()}
+    builder.conda_record("intel-openmp", "2024.0.0", "ha957f24_49657", channel="defaults", files=iomp)
+    gomp = str(FIX / "gomp_old" / "libgomp.so.1")
+    sick = explain(paste(report), ctx_of(builder.prefix, LD_PRELOAD=f"{gomp} {builder.prefix / 'lib' / 'libiomp5.so'}"))
+    assert_confirmed(sick, "pip-torch-conda-openmp")
+    assert_not_confirmed(explain(paste(report), ctx_of(builder.prefix, LD_PRELOAD=gomp)), "pip-torch-conda-openmp")
