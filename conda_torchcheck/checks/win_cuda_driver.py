@@ -50,14 +50,24 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     path, file_version = system_file_version(graph, "nvcuda.dll")
     system_dir = str(graph.process.system_dir)
     if path is None:
+        # torch 1.x's caffe2_nvrtc.dll imports nvcuda.dll itself: there the import fails; newer builds load it
+        # lazily and only torch.cuda is unavailable (the simulated load says which)
+        blocked = next(
+            (o for o in graph.outcomes if o.failing is not None and o.failing[1].lower() == "nvcuda.dll"), None
+        )
         yield finding(
             "TC313",
-            Severity.WARNING,
-            variant="none",
+            Severity.ERROR if blocked is not None else Severity.WARNING,
+            variant="none_blocks" if blocked is not None else "none",
             cuda=torch.cuda_version,
             torch=torch.version or "?",
             system=system_dir,
-            evidence={"looked_for": f"{system_dir}\\nvcuda.dll", "torch_cuda": torch.cuda_version},
+            importer=blocked.failing[0].name if blocked is not None and blocked.failing else "",
+            evidence={
+                "looked_for": f"{system_dir}\\nvcuda.dll",
+                "torch_cuda": torch.cuda_version,
+                "imported_by": str(blocked.failing[0]) if blocked is not None and blocked.failing else None,
+            },
             fixes=[Fix("system", msg("TC313.fix.install"), commands=("https://www.nvidia.com/Download/index.aspx",))],
         )
         return

@@ -175,3 +175,18 @@ def test_old_driver_offers_the_build_for_a_family_it_supports(tmp_path):
     (f,) = win_cuda_driver.CHECK.run(wl.context(b.prefix, system_root=win, path=""))
     commands = [c for fix in f.fixes for c in fix.commands]
     assert any("download.pytorch.org/whl/cu118" in c for c in commands), commands
+
+
+def test_no_driver_where_a_torch_dll_imports_nvcuda_blocks_the_import(tmp_path):
+    """torch 1.x's caffe2_nvrtc.dll imports nvcuda.dll itself (w031): without the driver `import torch` fails.
+    The stand-in: the mingw fixture cuda_user.dll with its cublas64_12.dll import renamed nvcuda.dll."""
+    b, win = driver_env(tmp_path, None)
+    data = bytearray(wl.fixture("mingw/cuda_user.dll").read_bytes())
+    at = data.find(b"cublas64_12.dll\0")
+    data[at : at + 16] = b"nvcuda.dll\0".ljust(16, b"\0")
+    lib = b.prefix / "Lib" / "site-packages" / "torch" / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    (lib / "caffe2_nvrtc.dll").write_bytes(bytes(data))
+    (f,) = win_cuda_driver.CHECK.run(wl.context(b.prefix, system_root=win, path=""))
+    assert (f.severity, f.title.key) == (Severity.ERROR, "TC313.none_blocks.title")
+    assert "caffe2_nvrtc.dll" in f.title.render("en")
