@@ -94,6 +94,27 @@ def _inactive(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
+def torch_here_not_there(ctx: CheckContext) -> Finding | None:
+    """TC107.has_torch, for ``explain``: the error says Python found no torch, yet this env has one, so the
+    Python that raised it was another interpreter (not the env's own python, or the env not activated).
+
+    Not a check of its own: only an error text says that some Python found no torch.
+    """
+    env, torch = ctx.env, ctx.torch
+    if not torch.installed:
+        return None
+    python = cmd.join_native(env, cmd.prefix_text(env), *(("python.exe",) if env.is_windows else ("bin", "python")))
+    return finding(
+        "TC107",
+        Severity.WARNING,
+        variant="has_torch",
+        prefix=str(env.prefix),
+        torch=torch.version or "?",
+        evidence={"checked": env.prefix, "torch": torch.version, "torch package": torch.package_dir},
+        fixes=[Fix("env", msg("TC107.fix_python"), commands=(f'"{python}" -c "import torch"',))],
+    )
+
+
 def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _base(ctx)
     yield from _inactive(ctx)

@@ -370,7 +370,7 @@ def confirming_findings(cause: Cause, fields: dict[str, str], findings: Sequence
             mentions.append(_PLACEHOLDER.sub(lambda g: fields[g.group(1)], m).lower())
     out = []
     for f in findings:
-        if f.severity is Severity.INFO or _matches_prefix(f.id, NEVER_CONFIRMING):
+        if (f.severity is Severity.INFO and not cause.confirm_info) or _matches_prefix(f.id, NEVER_CONFIRMING):
             continue
         hits = [_confirm_entry_matches(f, entry) for entry in cause.confirm]
         if not any(matched for matched, _ in hits):
@@ -381,6 +381,16 @@ def confirming_findings(cause: Cause, fields: dict[str, str], findings: Sequence
                 continue
         out.append(f)
     return tuple(out)
+
+
+def _torch_installed(ctx: CheckContext) -> Finding | None:
+    from conda_torchcheck.checks.base_env import torch_here_not_there
+
+    return torch_here_not_there(ctx)
+
+
+#: env facts a cause's ``confirm_env`` names: each builds the finding that shows it on the env, or None
+ENV_FACTS = {"torch-installed": _torch_installed}
 
 
 #: fields that identify *this* error: a confirming finding that names them describes exactly this failure
@@ -474,6 +484,7 @@ def diagnose(
 
         findings = run_checks(ctx, only=wanted, skip=list(NEVER_CONFIRMING)) if wanted else []
     diagnoses = []
+    env_findings: dict[str, Finding | None] = {}
     for match, causes in zip(matches, ranked):
         pattern = tbl.pattern(match.pattern_id)
         other_os = _other_os(tbl, match, env)
@@ -488,6 +499,11 @@ def diagnose(
                 status, confirmed = UNVERIFIABLE, ()
             else:
                 confirmed = confirming_findings(rc.cause, match.fields, findings)
+                fact = rc.cause.confirm_env
+                if fact is not None and not confirmed:
+                    if fact not in env_findings:
+                        env_findings[fact] = ENV_FACTS[fact](ctx)
+                    confirmed = (env_findings[fact],) if env_findings[fact] is not None else ()
                 status = CONFIRMED if confirmed else NOT_FOUND
             out.append(
                 RankedCause(
@@ -512,7 +528,8 @@ def diagnose(
         if not torch.installed and match.pattern_id not in ("no-matching-distribution", "invalid-distribution"):
             notes.append(msg("explain.note.no_torch", prefix=str(env.prefix)))
         diagnoses.append(Diagnosis(match, tuple(out), tuple(notes), env_checked=True))
-    return diagnoses, list(findings), wanted
+    extra = [f for f in env_findings.values() if f is not None]
+    return diagnoses, [*findings, *extra], wanted
 
 
 def match_notes(match: Match) -> list[Text]:

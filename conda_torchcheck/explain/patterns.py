@@ -65,10 +65,16 @@ class Cause:
     #: fixing it only lets the import get further (import torch first): when the paste shows other errors
     #: too, their causes are ranked before it
     defer: bool = False
+    #: an env fact that confirms the cause when the error and the env are read together (diagnose.ENV_FACTS):
+    #: "torch-installed" for "No module named 'torch'" from an env that has torch
+    confirm_env: str | None = None
+    #: info findings of ``confirm`` confirm it too (TC502 "no NVIDIA driver" is only info to ``check``, where a
+    #: CUDA build without a GPU is fine, but it is the answer to "Found no NVIDIA driver on your system")
+    confirm_info: bool = False
 
     @property
     def checkable(self) -> bool:
-        return bool(self.confirm)
+        return bool(self.confirm) or self.confirm_env is not None
 
 
 @dataclass(frozen=True)
@@ -303,6 +309,8 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             supported_by=tuple(raw.get("supported_by", ())),
             aliases=tuple(raw.get("aliases", ())),
             defer=bool(raw.get("defer", False)),
+            confirm_env=raw.get("confirm_env"),
+            confirm_info=bool(raw.get("confirm_info", False)),
         )
         for cause_id, raw in data.get("causes", {}).items()
     }

@@ -115,3 +115,20 @@ def test_interpreter_not_env_is_confirmed_by_tc206_foreign_site(make_env):
     ctx = context(interpreter, env={"PYTHONPATH": str(venv.site_packages)})
     assert_confirmed(explain(paste("w048"), ctx), "interpreter-not-env")
     assert_not_confirmed(explain(paste("w048"), context(interpreter)), "interpreter-not-env")
+
+
+# --- "No module named 'torch'" from an env that has torch ----------------------------------------------------
+
+
+@pytest.mark.parametrize("report", ["w029", "w041"])
+def test_wrong_interpreter_is_confirmed_by_the_env_having_torch(make_env, report):
+    """The checked env has torch, so the Python that found none was another one (TC107.has_torch, built from
+    the env by explain: only the error says that some Python found no torch)."""
+    b = healthy(make_env(os="windows", layout="conda"))
+    result = explain(paste(report), context(b))
+    assert_confirmed(result, "wrong-interpreter")
+    [root] = [d.root_cause for d in result.diagnoses if d.root_cause is not None]
+    assert root.confirmed_by[0].title.key == "TC107.has_torch.title"
+    assert any(f.title.key == "TC107.has_torch.title" for f in result.findings)
+    twin = make_env(os="windows", layout="conda")  # no torch here: nothing to confirm
+    assert_not_confirmed(explain(paste(report), context(twin)), "wrong-interpreter")

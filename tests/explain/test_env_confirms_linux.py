@@ -169,16 +169,17 @@ def test_gpu_arch_not_in_the_build_is_confirmed_by_tc503(make_env, tmp_path, rep
     assert_not_confirmed(explain(paste(report), ctx_of(builder.prefix, system_root=hopper)), "gpu-arch-not-in-build")
 
 
-def test_no_driver_is_seen_by_tc502_which_is_information_and_confirms_nothing(make_env, tmp_path):
-    """TC502 sees the missing driver, but it is an info finding (a CUDA build runs on a machine without a GPU)
-    and diagnose() confirms causes with errors and warnings only: no-nvidia-driver stays not-found. Recorded
-    here so that a change of that policy (or of TC502's severity) shows up."""
+def test_no_driver_is_confirmed_by_tc502_although_it_is_information(make_env, tmp_path):
+    """TC502 sees the missing driver. To `check` it is information (a CUDA build runs on a machine without a
+    GPU); beside "Found no NVIDIA driver on your system" it is the answer (the cause says confirm_info)."""
     builder = make_env(layout="venv")
     minitorch_env(builder, cuda="12.6")
     bare = _machine(tmp_path, "bare", None)
     result = explain(paste("x020"), ctx_of(builder.prefix, system_root=bare))
     assert [(f.id, f.severity.value) for f in result.findings] == [("TC502", "info")]
-    assert_not_confirmed(result, "no-nvidia-driver")
+    assert_confirmed(result, "no-nvidia-driver")
+    with_driver = _machine(tmp_path, "driver", "560.35.03")
+    assert_not_confirmed(explain(paste("x020"), ctx_of(builder.prefix, system_root=with_driver)), "no-nvidia-driver")
 
 
 # --- the loader: libraries on LD_LIBRARY_PATH, NVIDIA wheels -------------------------------------------------
