@@ -179,6 +179,11 @@ _MESSAGE_FIELDS = (
     "torch_init",
     "newest",
     "attribute",
+    "module_path",
+    "built_api",
+    "numpy_api",
+    "numpy",
+    "requirement_version",
 )
 
 

@@ -748,3 +748,72 @@ def test_an_extensions_torch_symbol_missing_from_the_flat_namespace_may_be_torch
         "  Expected in: flat namespace"
     )
     assert "extension-imported-before-torch" in ranked(text)[:2]
+
+
+# --- the second held-out set's classes ------------------------------------------------------------------------
+
+
+def test_omp_15_with_its_prefix_cut_off():
+    text = "P: Error #15: Initializing libomp.dylib, but found libiomp5.dylib already initialized."
+    assert first(text) == "two-openmp-macos"
+
+
+def test_an_undefined_symbol_told_without_its_library():
+    assert first("Importing Torch is giving me an error undefined symbol: ncclCommRegister") == "nccl-mismatch"
+    assert first("raises an `undefined symbol: iJIT_NotifyEvent` error") == "mkl-ijit"
+
+
+def test_uv_and_a_cuda_requirement_on_a_mac():
+    uv = (
+        "error: Distribution `torch==2.5.1 @ registry+https://pypi.org/simple` can't be installed because it "
+        "doesn't have a source distribution or wheel for the current platform"
+    )
+    assert first(uv) == "python-not-supported"
+    mac = (
+        "You're on macOS (`macosx_15_0_arm64`), but `torch` (v2.8.0+cu128) only has wheels for the following "
+        "platforms: `manylinux_2_28_x86_64`, `win_amd64`"
+    )
+    assert first(mac) == "no-cuda-on-macos"
+    pip = "ERROR: No matching distribution found for torch==2.1.2+cu118\nPython 3.10.13\nApple M2"
+    assert first(pip) == "no-cuda-on-macos"
+
+
+def test_a_stdlib_name_resolved_outside_the_stdlib():
+    text = (
+        "ImportError: cannot import name 'Random' from 'random' "
+        "(/Users/d/anaconda3/lib/python3.7/site-packages/torch/random.py)"
+    )
+    assert first(text) == "local-file-shadows-module"
+    real = "ImportError: cannot import name 'Random' from 'random' (/usr/lib/python3.7/random.py)"
+    assert ranked(real) == []
+
+
+def test_dll_failures_told_in_words():
+    qt = "I got a torch related error when loading the c10.dll library.\n```\nimport torch\nfrom PyQt5 import QtWidgets"
+    assert first(qt) == "dll-preloaded-by-other-package"
+    assert first("While running benchmark.py getting fbgemm.dll missing.") == "libomp140-missing"
+
+
+def test_chinese_is_available_false_and_a_cpu_build_told():
+    assert first("torch.cuda.is_available()发现是False") == "cpu-build-installed"
+    assert ranked("若torch.cuda.is_available()返回False，则需进一步检查") == []
+    assert first("使用requirements安装，PyTorch安装的是CPU版本") == "cpu-build-installed"
+
+
+def test_an_extensions_c_module_named_by_the_statement():
+    text = (
+        "----> 2 from torchvision import _C\n\nImportError: DLL load failed: The specified module could not be found."
+    )
+    assert first(text) == "torchvision-torch-mismatch"
+    assert first("ImportError: DLL load failed while importing _C: The specified procedure could not be found.") == (
+        "extension-for-other-torch"
+    )
+
+
+def test_numpy_abi_checks():
+    assert first("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.") == (
+        "numpy-1-build-under-numpy-2"
+    )
+    assert first("RuntimeError: module compiled against API version 0xa but this version of numpy is 0x9") == (
+        "declared-dependency-missing"
+    )

@@ -385,6 +385,21 @@ CASES = [
         {"module": "dis", "attribute": "COMPILER_FLAG_NAMES"},
     ),
     ("I install PyTorch on Win8.1 and it goes wrong with DLL not found.", "dll-failure-told", {}),
+    ("Importing Torch is giving me an error undefined symbol: ncclCommRegister", "undefined-symbol-named", {}),
+    (
+        (
+            "ImportError: cannot import name 'Random' from 'random' "
+            "(/Users/d/anaconda3/lib/python3.7/site-packages/torch/random.py)"
+        ),
+        "stdlib-module-shadowed",
+        {"module": "random"},
+    ),
+    ("使用requirements安装，PyTorch安装的是CPU版本", "cpu-build-told", {}),
+    (
+        "RuntimeError: module compiled against API version 0xa but this version of numpy is 0x9",
+        "numpy-abi",
+        {"built_api": "0xa", "numpy_api": "0x9"},
+    ),
     (
         "整合包中runtime\\Lib\\site-packages\\torch\\lib\\路径下没有包含cudnn_ops_infer64_8.dll，导致asr失败",
         "dll-missing-named",
