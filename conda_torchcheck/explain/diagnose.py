@@ -184,6 +184,7 @@ _MESSAGE_FIELDS = (
     "numpy_api",
     "numpy",
     "requirement_version",
+    "incompatible",
 )
 
 

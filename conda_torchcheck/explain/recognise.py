@@ -170,6 +170,10 @@ def path_token_before(text: str, end: int) -> tuple[str, int]:
     return text[start:end], start
 
 
+#: an import statement typed at a prompt (normalize_text has taken the ">>> " off)
+_PROMPT = re.compile(r"[ \t]*(?:(?:>>>|In \[\d+\]:)[ \t]+)?(?:from[ \t]+[\w.]+[ \t]+import[ \t]|import[ \t]+\w)")
+
+
 def _context(text: str, pattern: Pattern, start: int, next_start: int) -> tuple[dict[str, str], int]:
     fields: dict[str, str] = {}
     end = start
@@ -187,6 +191,10 @@ def _context(text: str, pattern: Pattern, start: int, next_start: int) -> tuple[
         tb = list(_TRACEBACK_START.finditer(text, begin, start))
         if tb:
             begin = tb[-1].start()
+            # the import typed at the prompt just above the traceback (">>> from pytorch3d import _C")
+            prompt_line = text.rfind("\n", 0, max(0, text.rfind("\n", 0, begin))) + 1
+            if _PROMPT.match(text, prompt_line) and prompt_line < begin:
+                begin = prompt_line
         line_start = text.rfind("\n", 0, start) + 1
         previous = list(_EXCEPTION_LINE.finditer(text, begin, line_start))
         if previous:

@@ -817,3 +817,35 @@ def test_numpy_abi_checks():
     assert first("RuntimeError: module compiled against API version 0xa but this version of numpy is 0x9") == (
         "declared-dependency-missing"
     )
+
+
+def test_an_extension_import_typed_before_torch_on_windows():
+    text = (
+        "import pytorch3d\nfrom pytorch3d import _C\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    )
+    assert first(text) == "extension-imported-before-torch"
+
+
+def test_old_form_dll_load_failed_keeps_a_cuda_build_without_a_driver_in_sight():
+    text = "from torch._C import *\nImportError: DLL load failed: The specified module could not be found."
+    assert "cuda-build-without-nvidia-driver" in ranked(text)[:3]
+
+
+def test_macos_source_builds_gcc_runtime_and_stale_files():
+    gcc = (
+        "ImportError: dlopen(/Users/w/anaconda3/lib/python3.5/site-packages/torch/_C.cpython-35m-darwin.so, 10): "
+        "Symbol not found: ___emutls_get_address\n  Referenced from: /Users/w/torch/lib/libTH.1.dylib\n"
+        "  Expected in: /usr/lib/libSystem.B.dylib"
+    )
+    assert first(gcc) == "source-build-wrong-compiler"
+    stale = (
+        "on a fresh master (afaa72716) install\n"
+        "ImportError: dlopen(/Users/m/torch/_C.cpython-36m-darwin.so, 9): Library not loaded: @rpath/libATen.dylib\n"
+        "  Referenced from: /Users/m/anaconda3/lib/python3.6/site-packages/torch/lib/libshm.dylib\n"
+        "  Reason: Incompatible library version: libshm.dylib requires version 1.0.0 or later, but libATen.dylib "
+        "provides version 0.0.0"
+    )
+    assert first(stale) == "stale-source-build"
+    assert first(stale.replace("on a fresh master (afaa72716) install\n", "")) == "mixed-torch-files"
