@@ -185,6 +185,8 @@ _MESSAGE_FIELDS = (
     "numpy",
     "requirement_version",
     "incompatible",
+    "required_path",
+    "bare",
 )
 
 

@@ -341,18 +341,23 @@ def recognise(text: str, tbl: PatternTable | None = None, *, normalized: bool = 
     return _fold_partial(sorted(merged.values(), key=lambda m: m.start))
 
 
+#: fields that tell the form of the text (the bare first line of a message), not which error it is
+_FORM_FIELDS = frozenset({"bare"})
+
+
 def _fold_partial(matches: list[Match]) -> list[Match]:
     """An issue title that repeats the error without the DLL name is the same error as the full one below."""
     out: list[Match] = []
     for m in matches:
+        named = {k: v for k, v in m.fields.items() if k not in _FORM_FIELDS}
         fuller = next(
             (
                 o
                 for o in matches
                 if o is not m
                 and o.pattern_id == m.pattern_id
-                and len(o.fields) > len(m.fields)
-                and all(o.fields.get(k, "").lower() == v.lower() for k, v in m.fields.items())
+                and len(o.fields) > len(named)
+                and all(o.fields.get(k, "").lower() == v.lower() for k, v in named.items())
             ),
             None,
         )
@@ -365,7 +370,7 @@ def _fold_partial(matches: list[Match]) -> list[Match]:
             for d in matches
             if d not in out
             and d.pattern_id == m.pattern_id
-            and all(m.fields.get(k, "").lower() == v.lower() for k, v in d.fields.items())
+            and all(m.fields.get(k, "").lower() == v.lower() for k, v in d.fields.items() if k not in _FORM_FIELDS)
         )
         counted.append(Match(m.pattern_id, m.fields, m.excerpt, m.start, m.end, m.count + extra) if extra else m)
     return counted

@@ -849,3 +849,26 @@ def test_macos_source_builds_gcc_runtime_and_stale_files():
     )
     assert first(stale) == "stale-source-build"
     assert first(stale.replace("on a fresh master (afaa72716) install\n", "")) == "mixed-torch-files"
+
+
+def test_the_bare_ctypes_126_is_torch_150s_preload():
+    bare = "OSError: [WinError 126] The specified module could not be found"
+    assert first(bare) == "cuda-build-without-nvidia-driver"
+    assert "user-site-mkl" not in ranked(bare)
+    # the same line as an issue title above the full error folds into it
+    full = bare + '. Error loading "C:\\e\\Lib\\site-packages\\torch\\lib\\shm.dll" or one of its dependencies.'
+    assert "user-site-mkl" in ranked(full)
+
+
+def test_a_macos_library_from_usr_local_lib_lacking_a_symbol_is_another_copy():
+    text = (
+        "ImportError: dlopen(/Users/h/envs/x/lib/python3.7/site-packages/torch/_C.cpython-37m-darwin.so, 2): "
+        "Symbol not found: ___addtf3\n  Referenced from: /usr/local/lib/libquadmath.0.dylib\n"
+        "  Expected in: /usr/lib/libSystem.B.dylib"
+    )
+    assert first(text) == "stale-dll-shadowing"
+
+
+def test_a_dll_init_failure_may_be_a_conda_channel_mix():
+    text = "ImportError: DLL load failed: A dynamic link library (DLL) initialization routine failed."
+    assert "conda-channel-mix" in ranked(text)[:3]
