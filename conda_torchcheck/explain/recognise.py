@@ -287,6 +287,8 @@ def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool =
 
 def _fact_value(key: str, value: str) -> str:
     value = value.strip()
+    if key == "python" and value.lower().startswith("py"):
+        value = value[2:]  # a folder named py312
     if key == "python" and value.isdigit() and len(value) >= 2:
         return f"{value[0]}.{value[1:]}"  # Python311 / cp311 -> 3.11
     if key == "variant":
