@@ -187,6 +187,7 @@ _MESSAGE_FIELDS = (
     "incompatible",
     "required_path",
     "bare",
+    "dependency",
 )
 
 

@@ -872,3 +872,58 @@ def test_a_macos_library_from_usr_local_lib_lacking_a_symbol_is_another_copy():
 def test_a_dll_init_failure_may_be_a_conda_channel_mix():
     text = "ImportError: DLL load failed: A dynamic link library (DLL) initialization routine failed."
     assert "conda-channel-mix" in ranked(text)[:3]
+
+
+# --- the third held-out set's classes -------------------------------------------------------------------------
+
+
+def test_the_gpu_not_seen_in_words_and_by_frameworks():
+    assert first("pytorch_lightning...MisconfigurationException: GPUs requested but none are available.") == (
+        "cpu-build-installed"
+    )
+    assert first("it says no gpu found when i run infer-web.py tho i have a 4070") == "cpu-build-installed"
+    assert first("torch install时默认是cpu版本，所以cuda.is_available()只会返回false") == "cpu-build-installed"
+    assert ranked("if torch.cuda.is_available() returns False, install the driver") == []
+
+
+def test_an_extension_that_says_it_was_compiled_for_another_torch():
+    text = (
+        "RuntimeError: PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different "
+        "version than what is being used at runtime."
+    )
+    assert first(text) == "extension-for-other-torch"
+
+
+def test_numpy_multiarray_failed_to_import():
+    assert first("ImportError: numpy.core.multiarray failed to import") == "declared-dependency-missing"
+
+
+def test_conda_installed_cuda_libraries_are_the_skewed_ones():
+    text = (
+        "conda install pytorch torchvision torchaudio pytorch-cuda=11.7 -c pytorch -c nvidia\n"
+        "ImportError: /c/envs/t/lib/python3.10/site-packages/torch/lib/libtorch_cuda_cpp.so: undefined symbol: "
+        "cusparseSpSV_bufferSize, version libcusparse.so.11"
+    )
+    assert first(text) == "conda-cuda-libs-mismatch"
+
+
+def test_a_torchaudio_symbol_missing_on_macos_is_the_companions_mismatch():
+    text = (
+        "OSError: dlopen(/usr/local/lib/python3.10/site-packages/torchaudio/lib/libtorchaudio.so, 0x0006): "
+        "Symbol not found: __ZN2at27getStepCallbacksUnlessEmptyENS_11RecordScopeE\n"
+        "  Referenced from: /usr/local/lib/python3.10/site-packages/torchaudio/lib/libtorchaudio.so\n"
+        "  Expected in: /usr/local/lib/python3.10/site-packages/torch/lib/libtorch_cpu.dylib"
+    )
+    assert first(text) == "torchvision-torch-mismatch"
+
+
+def test_uv_taking_a_dependency_from_the_torch_index():
+    text = (
+        "error: Distribution `markupsafe==3.0.2 @ registry+https://download.pytorch.org/whl/cu118` can't be "
+        "installed because it doesn't have a source distribution or wheel for the current platform"
+    )
+    assert first(text) == "torch-index-shadows-pypi"
+
+
+def test_works_in_the_terminal_not_in_the_ide():
+    assert first("It doesn't work within the Notebook, but works in the terminal") == "wrong-interpreter"

@@ -395,6 +395,13 @@ CASES = [
         {"module": "random"},
     ),
     ("使用requirements安装，PyTorch安装的是CPU版本", "cpu-build-told", {}),
+    ("PySlice_Unpack在python3.6.1才被引入", "python-capi-symbol-named", {"symbol": "PySlice_Unpack"}),
+    (
+        "error: Distribution `markupsafe==3.0.2 @ registry+https://download.pytorch.org/whl/cu118` can't be installed",
+        "dependency-from-torch-index",
+        {"dependency": "markupsafe"},
+    ),
+    ("It can not run in Pycharm but it works in cmd", "works-outside-the-ide", {}),
     (
         "RuntimeError: module compiled against API version 0xa but this version of numpy is 0x9",
         "numpy-abi",
