@@ -927,3 +927,12 @@ def test_uv_taking_a_dependency_from_the_torch_index():
 
 def test_works_in_the_terminal_not_in_the_ide():
     assert first("It doesn't work within the Notebook, but works in the terminal") == "wrong-interpreter"
+
+
+def test_a_jetsons_missing_cuda_library_is_the_system_cuda_of_another_jetpack():
+    text = "My device is Jetson Nano, using JetPack4.3.\nImportError: libcufft.so.10.0: cannot open shared object file"
+    assert first(text) == "build-needs-system-cuda"
+
+
+def test_a_misspelt_gpu_not_detected():
+    assert first("Doing this fixed my problem with RVC webui not detecing my RTX 3070") == "cpu-build-installed"
