@@ -403,6 +403,15 @@ CASES = [
     ),
     ("It can not run in Pycharm but it works in cmd", "works-outside-the-ide", {}),
     (
+        (
+            '  File "/usr/local/lib/python2.7/dist-packages/torch/cuda/__init__.py", line 16, in <module>\n'
+            "    from multiprocessing.util import register_after_fork\n"
+            '  File "/home/u/pytorch-master/torch/multiprocessing/__init__.py", line 17, in <module>\n'
+        ),
+        "torch-from-two-places",
+        {"torch_init": "/home/u/pytorch-master/torch/multiprocessing/__init__.py"},
+    ),
+    (
         "RuntimeError: module compiled against API version 0xa but this version of numpy is 0x9",
         "numpy-abi",
         {"built_api": "0xa", "numpy_api": "0x9"},
