@@ -10,28 +10,7 @@ import pytest
 
 from conda_torchcheck.explain import explain
 from tests.checks.tc_helpers import context, healthy
-
-REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
-
-
-def paste(name: str) -> str:
-    return (REPORTS / f"{name}.txt").read_text(encoding="utf-8")
-
-
-def status_of(result, cause: str) -> str:
-    return next(c.status for d in result.diagnoses for c in d.causes if c.id == cause)
-
-
-def assert_confirmed(result, cause: str) -> None:
-    assert status_of(result, cause) == "confirmed", [(c.id, c.status) for d in result.diagnoses for c in d.causes]
-    [d] = [d for d in result.diagnoses if any(c.id == cause for c in d.causes)]
-    assert d.root_cause is not None and d.root_cause.id == cause
-    assert result.likely_causes[0] == cause
-
-
-def assert_not_confirmed(result, cause: str) -> None:
-    assert status_of(result, cause) in ("not-found", "ruled-out")
-
+from tests.explain.confirming import assert_confirmed, assert_not_confirmed, paste, status_of
 
 # --- pip finds no torch for this interpreter ---------------------------------------------------------------
 

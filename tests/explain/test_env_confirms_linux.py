@@ -13,47 +13,16 @@ from pathlib import Path
 import pytest
 
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.explain import Explanation, explain
+from conda_torchcheck.explain import explain
 from conda_torchcheck.inventory import load_environment
 from tests.checks.tc_helpers import PY_DEP, healthy
+from tests.explain.confirming import assert_confirmed, assert_not_confirmed, cause_of, described, paste
 from tests.loader.linux_layouts import FIX, minitorch_env
-
-REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
-
-
-def paste(report: str) -> str:
-    return (REPORTS / f"{report}.txt").read_text(encoding="utf-8", errors="replace")
 
 
 def ctx_of(prefix, *, live: bool = False, system_root: Path | None = None, **overrides: str) -> CheckContext:
     env, host = load_environment(prefix, use_live_host=live, host_overrides=overrides or None, system_root=system_root)
     return CheckContext(env, host)
-
-
-def statuses(result: Explanation) -> str:
-    lines = [f"likely_causes={result.likely_causes}"]
-    for d in result.diagnoses:
-        root = d.root_cause.id if d.root_cause else None
-        lines.append(f"{d.match.pattern_id} fields={d.match.fields} root={root}")
-        lines.extend(f"  {c.id}: {c.status} {[f.id for f in c.confirmed_by]} exact={c.exact}" for c in d.causes)
-    lines.append("findings: " + ", ".join(f"{f.id}/{f.severity.value}:{f.title.render('en')}" for f in result.findings))
-    return "\n".join(lines)
-
-
-def cause_of(result: Explanation, cause: str):
-    return [c for d in result.diagnoses for c in d.causes if c.id == cause]
-
-
-def assert_confirmed(result: Explanation, cause: str) -> None:
-    found = cause_of(result, cause)
-    assert found and all(c.status == "confirmed" for c in found), statuses(result)
-    assert result.likely_causes[0] == cause, statuses(result)
-    assert any(d.root_cause is not None and d.root_cause.id == cause for d in result.diagnoses), statuses(result)
-
-
-def assert_not_confirmed(result: Explanation, cause: str) -> None:
-    found = cause_of(result, cause)
-    assert found and all(c.status in ("not-found", "ruled-out") for c in found), statuses(result)
 
 
 # --- MKL without iJIT_NotifyEvent ---------------------------------------------------------------------------
@@ -249,7 +218,7 @@ def test_lib64_alone_is_no_split(make_env):
     minitorch_env(builder, nccl=None)
     result = explain(paste("x005"), ctx_of(builder.prefix))
     assert_not_confirmed(result, "purelib-platlib-split")
-    assert result.likely_causes[0] == "nvidia-wheels-missing", statuses(result)
+    assert result.likely_causes[0] == "nvidia-wheels-missing", described(result)
 
 
 NVJITLINK_INIT = """# torch/__init__.py shaped like torch 2.13's loading code (only what the loader model reads)
@@ -404,7 +373,7 @@ def test_env_libstdcxx_that_lost_the_search_is_not_too_old(make_env, tmp_path):
     system = _runtime(tmp_path / "usr" / "lib" / "x86_64-linux-gnu", "libstdc++.so.6", glibcxx(28)).parent
     result = explain(paste("x043"), ctx_of(builder.prefix, LD_LIBRARY_PATH=str(system)))
     assert_not_confirmed(result, "env-libstdcxx-too-old")
-    assert cause_of(result, "ld-library-path-shadowing")[0].status == "confirmed", statuses(result)
+    assert cause_of(result, "ld-library-path-shadowing")[0].status == "confirmed", described(result)
 
 
 @pytest.mark.parametrize(("report", "version"), [("x004", "GLIBCXX_3.4.30"), ("x083", "CXXABI_1.3.8")])

@@ -16,34 +16,15 @@ from pathlib import Path
 import pytest
 
 from conda_torchcheck.explain import explain
-from conda_torchcheck.explain.diagnose import CONFIRMED, NOT_FOUND, RULED_OUT
+from tests.explain.confirming import REPORTS, assert_confirmed, assert_not_confirmed
 from tests.loader import windows_layouts as wl
 from tests.loader.test_windows import fake_torch, put
-
-REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
 
 
 def explain_on(report: str, env, win: Path | None, **host):
     """``explain`` of the real paste ``report`` against ``env`` (an EnvBuilder), System32 read from ``win``."""
     text = (REPORTS / f"{report}.txt").read_text(encoding="utf-8")
     return explain(text, wl.context(env.prefix, system_root=win, path="", **host))
-
-
-def statuses(result, cause: str) -> list[str]:
-    found = [c.status for d in result.diagnoses for c in d.causes if c.id == cause]
-    assert found, f"{cause} is not among the causes of {[d.match.pattern_id for d in result.diagnoses]}"
-    return found
-
-
-def assert_confirmed(result, cause: str) -> None:
-    assert CONFIRMED in statuses(result, cause), [(f.id, f.title.key) for f in result.findings]
-    assert cause in [d.root_cause.id for d in result.diagnoses if d.root_cause is not None]
-    assert result.likely_causes[0] == cause, result.likely_causes
-
-
-def assert_not_confirmed(result, cause: str) -> None:
-    assert set(statuses(result, cause)) <= {NOT_FOUND, RULED_OUT}, [(f.id, f.title.key) for f in result.findings]
-    assert cause not in [d.root_cause.id for d in result.diagnoses if d.root_cause is not None]
 
 
 def renamed_import(fixture: str, old: bytes, new: bytes) -> bytes:
