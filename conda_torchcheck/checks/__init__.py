@@ -25,6 +25,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "conda_torchcheck.checks.pip_conda",
     "conda_torchcheck.checks.duplicates",
     "conda_torchcheck.checks.requirements",
+    "conda_torchcheck.checks.numpy_abi",
     "conda_torchcheck.checks.python_abi",
     "conda_torchcheck.checks.shadowing",
     "conda_torchcheck.checks.base_env",
