@@ -188,6 +188,7 @@ _MESSAGE_FIELDS = (
     "required_path",
     "bare",
     "dependency",
+    "array_api",
 )
 
 

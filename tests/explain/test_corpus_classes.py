@@ -936,3 +936,72 @@ def test_a_jetsons_missing_cuda_library_is_the_system_cuda_of_another_jetpack():
 
 def test_a_misspelt_gpu_not_detected():
     assert first("Doing this fixed my problem with RVC webui not detecing my RTX 3070") == "cpu-build-installed"
+
+
+# --- the fourth held-out set's classes ------------------------------------------------------------------------
+
+
+def test_numpy_2_told_by_torch_and_old_pythons_import_error():
+    assert first("UserWarning: Failed to initialize NumPy: _ARRAY_API not found") == "numpy-1-build-under-numpy-2"
+    assert first("ImportError: No module named 'torch'") == "wrong-interpreter"
+
+
+def test_a_cpu_builds_c_module_lacks_the_cuda_bindings():
+    assert first("module 'torch._C' has no attribute '_cuda_setDevice'") == "cpu-build-installed"
+
+
+def test_only_pypis_placeholders_keep_the_platform_in_sight():
+    text = (
+        "ERROR: Could not find a version that satisfies the requirement torch>=1.0.0 (from spacy-transformers) "
+        "(from versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)"
+    )
+    assert ranked(text)[:2] == ["python-32bit", "platform-without-wheels"]
+
+
+def test_the_conda_envs_own_cuda_library_lacking_a_symbol():
+    text = (
+        "Could not load library libcudnn_cnn_infer.so.8. Error: "
+        "/h/anaconda3/envs/ov/bin/../lib/libcudnn_cnn_infer.so.8: undefined symbol: "
+        "_ZN5cudnn14cublasSaxpy_v2EP13cublasContextiPKfS3_iPfi, version libcudnn_ops_infer.so.8"
+    )
+    assert first(text) == "conda-cuda-libs-mismatch"
+    wheel = text.replace(
+        "/h/anaconda3/envs/ov/bin/../lib/",
+        "/h/.cache/pypoetry/virtualenvs/e/lib/python3.10/site-packages/nvidia/cudnn/lib/",
+    )
+    assert first(wheel) != "conda-cuda-libs-mismatch"
+
+
+def test_a_cpython_symbol_missing_on_macos_is_the_pythons_patch_release():
+    text = (
+        "dyld: Symbol not found: _PySlice_Unpack\n"
+        "  Referenced from: /Library/Frameworks/Python.framework/Versions/3.6/lib/python3.6/site-packages/torch/lib/"
+        "libtorch_python.dylib\n  Expected in: flat namespace"
+    )
+    assert first(text) == "python-patch-lacks-capi"
+
+
+def test_the_paste_saying_the_import_order():
+    text = (
+        "when custom_rasterizer_kernel is imported before torch the following error will raise:\n"
+        "ImportError: DLL load failed while importing custom_rasterizer_kernel: 找不到指定的模块。"
+    )
+    assert first(text) == "extension-imported-before-torch"
+
+
+def test_loader_refusals_executable_stack_elf_header_illegal_instruction():
+    assert first("ImportError: libtorch_cpu.so: cannot enable executable stack as shared object requires") == (
+        "wheel-packaging-bug"
+    )
+    assert first("ImportError: /e/site-packages/torch/lib/../../../../libmkl_core.so: invalid ELF header") == (
+        "corrupt-binary"
+    )
+    assert first("import torch returns `Illegal instruction (core dumped)`") == "cpu-instruction-set-unsupported"
+
+
+def test_a_traceback_cut_in_torchs_dll_preload_after_a_qt_import():
+    text = (
+        "import PyQt5\nimport spacy\nTraceback (most recent call last):\n"
+        '  File "D:\\Python\\Lib\\site-packages\\torch\\__init__.py", line 264, in _load_dll_libraries\n'
+    )
+    assert first(text) == "dll-preloaded-by-other-package"

@@ -403,6 +403,22 @@ CASES = [
     ),
     ("It can not run in Pycharm but it works in cmd", "works-outside-the-ide", {}),
     (
+        "ImportError: libtorch_cpu.so: cannot enable executable stack as shared object requires: Invalid argument",
+        "executable-stack",
+        {"library": "libtorch_cpu.so"},
+    ),
+    (
+        "ImportError: /e/lib/python3.9/site-packages/torch/lib/libtorch_cpu.so: invalid ELF header",
+        "invalid-elf-header",
+        {"library": "libtorch_cpu.so"},
+    ),
+    ("$ python3 -> import torch returns `Illegal instruction (core dumped)`", "illegal-instruction", {}),
+    (
+        '  File "D:\\Python\\Lib\\site-packages\\torch\\__init__.py", line 264, in _load_dll_libraries\n',
+        "torch-dll-preload-cut",
+        {},
+    ),
+    (
         (
             '  File "/usr/local/lib/python2.7/dist-packages/torch/cuda/__init__.py", line 16, in <module>\n'
             "    from multiprocessing.util import register_after_fork\n"
