@@ -7,6 +7,12 @@ extensions``. Also reported: torch left in ``lib/python3.11/site-packages`` afte
 upgraded (``conda install python=3.12`` does not move pip's packages), so Python 3.12 does not see it.
 
 On Windows the same mismatch first fails torch_python.dll's import of ``python3XY.dll`` (TC301).
+
+Also (variant ``capi``): the interpreter's patch release is older than a C-API function torch's binaries call.
+PySlice_Unpack and PySlice_AdjustIndices arrived in Python 3.6.1 (and 3.5.4): CPython's headers from then on turn
+PySlice_GetIndicesEx into calls of them, so a torch built with those headers fails under Python 3.6.0 with
+``undefined symbol: PySlice_Unpack`` (``Symbol not found: _PySlice_Unpack`` on macOS). Only the env's own binaries
+show it: their undefined symbols are read (ELF, Mach-O) when the interpreter's release lacks one of these.
 """
 
 from __future__ import annotations
@@ -24,8 +30,16 @@ from conda_torchcheck.inventory.model import Environment
 from conda_torchcheck.knowledge import known_torch_minors, torch_release
 from conda_torchcheck.messages import msg
 
-_BUILT_FOR = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)[-.]")
+_BUILT_FOR = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)m?[-.]")
 _STRANDED_SITE = re.compile(r"^python(\d)\.(\d+)(t?)$")
+
+#: C-API function -> (major, minor) -> the first patch release of that minor that has it (CPython docs:
+#: "Added in version 3.6.1"; bpo-27867 backported both to 3.5.4). Minors before 3.5 lack them altogether.
+CAPI_SINCE: dict[str, dict[tuple[int, int], tuple[int, int, int]]] = {
+    "PySlice_Unpack": {(3, 5): (3, 5, 4), (3, 6): (3, 6, 1)},
+    "PySlice_AdjustIndices": {(3, 5): (3, 5, 4), (3, 6): (3, 6, 1)},
+}
+_PATCH = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 
 
 def extension_suffixes(env: Environment) -> tuple[str, ...]:
@@ -38,10 +52,12 @@ def extension_suffixes(env: Environment) -> tuple[str, ...]:
     if env.os == "windows":
         plat = {"x86_64": "win_amd64", "x86": "win32", "arm64": "win_arm64"}.get(env.python.arch or "", "win_amd64")
         return (f".cp{mm[0]}{mm[1]}{t}-{plat}.pyd", ".pyd")
+    # Python 3.4-3.7's SOABI carries the pymalloc flag: cpython-36m (PEP 3149; dropped in 3.8)
+    flags = t or ("m" if (3, 4) <= mm < (3, 8) else "")
     if env.os == "darwin":
-        return (f".cpython-{mm[0]}{mm[1]}{t}-darwin.so", *abi3, ".so")
+        return (f".cpython-{mm[0]}{mm[1]}{flags}-darwin.so", *abi3, ".so")
     arch = env.python.arch or "x86_64"
-    return (f".cpython-{mm[0]}{mm[1]}{t}-{arch}-linux-gnu.so", *abi3, ".so")
+    return (f".cpython-{mm[0]}{mm[1]}{flags}-{arch}-linux-gnu.so", *abi3, ".so")
 
 
 def _compiled_c_modules(package_dir: Path) -> list[str]:
@@ -61,6 +77,92 @@ def _supporting_minor(mm: tuple[int, int]) -> str | None:
         release = torch_release(minor + ".0")
         if release is not None and release.supports_python(mm):
             return minor
+    return None
+
+
+def _lacking(version: str | None) -> dict[str, str]:
+    """C-API function -> the release that brought it, for those this interpreter's release lacks."""
+    m = _PATCH.match(version or "")
+    if m is None:
+        return {}
+    running = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    out = {}
+    for name, since in CAPI_SINCE.items():
+        first = since.get(running[:2])
+        if first is not None and running < first:
+            out[name] = ".".join(map(str, first))
+    return out
+
+
+def _torch_binaries(package_dir: Path) -> list[Path]:
+    """torch's compiled _C module and libtorch_python, the binaries that call the Python C API."""
+    found = [package_dir / n for n in _compiled_c_modules(package_dir)]
+    lib = package_dir / "lib"
+    found += [lib / n for n in ("libtorch_python.so", "libtorch_python.dylib") if (lib / n).is_file()]
+    return found
+
+
+def _undefined_names(path: Path) -> set[str]:
+    """The undefined symbols of an ELF or Mach-O file (C names, without Mach-O's leading underscore)."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError:
+        return set()
+    if magic == b"\x7fELF":
+        from conda_torchcheck.binaries import elf
+
+        info = elf.read_elf(path)
+        symbols = elf.read_symbols(info) if isinstance(info, elf.ElfFile) else None
+        if not isinstance(symbols, elf.Symbols):
+            return set()
+        return {ref[0].decode("utf-8", "replace") for ref in symbols.refs}
+    from conda_torchcheck.binaries import macho
+
+    info = macho.read_macho(path)
+    if not isinstance(info, macho.MachOFile):
+        return set()
+    names: set[str] = set()
+    for sl in info.slices:
+        undefined = macho.read_undefined(path, sl)
+        if isinstance(undefined, tuple):
+            names.update(n[1:] if n.startswith("_") else n for n, _, _ in undefined)
+    return names
+
+
+def _capi_finding(ctx: CheckContext) -> Finding | None:
+    env, t = ctx.env, ctx.torch
+    lacking = _lacking(env.python.version)
+    if not lacking or t.package_dir is None:
+        return None
+    for path in _torch_binaries(t.package_dir):
+        calls = sorted(set(lacking) & _undefined_names(path))
+        if not calls:
+            continue
+        since = max(lacking[n] for n in calls)
+        mm = env.python.major_minor or (3, 0)
+        text = msg("TC111.fix.capi", since=since, minor=f"{mm[0]}.{mm[1]}")
+        if env.layout in ("conda", "pixi"):
+            spec = f"python>={since},<{mm[0]}.{mm[1] + 1}"
+            fix = Fix("conda", text, commands=(cmd.conda_install(env, [spec]),))
+        else:
+            fix = Fix("system", text)  # a venv's Python is its base interpreter: upgrade that, recreate the venv
+        return finding(
+            "TC111",
+            Severity.ERROR,
+            variant="capi",
+            torch=t.version or "?",
+            symbol=calls[0],
+            python=env.python.version,
+            since=since,
+            evidence={
+                "binary": str(path),
+                "calls": calls,
+                "interpreter": f"Python {env.python.version} ({env.python.version_source})",
+                "first release with them": since,
+            },
+            fixes=[fix],
+        )
     return None
 
 
@@ -115,6 +217,10 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
                 },
                 fixes=_fixes(ctx),
             )
+            return
+        capi = _capi_finding(ctx)
+        if capi is not None:
+            yield capi
         return
     if env.os == "windows":
         return  # Lib\site-packages is shared by every Python version of the install

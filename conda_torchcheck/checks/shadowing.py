@@ -129,6 +129,8 @@ def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
     for site in env.site_dirs:
         if site.kind not in ("pythonpath", "pth") or not site.active:
             continue
+        if site.kind == "pythonpath":
+            yield from _pythonpath_modules(ctx, site)
         package = torch_package_in(env, site.path)
         family = _family_in(env, site)
         foreign_site = _is_site_packages_of_other_prefix(env, site.path)
@@ -184,12 +186,12 @@ def _cwd(ctx: CheckContext) -> Iterator[Finding]:
     yield finding("TC206", Severity.WARNING, variant="cwd", entry=str(cwd), evidence=evidence)
 
 
-def _cwd_modules(ctx: CheckContext, cwd: Path) -> Iterator[Finding]:
-    """User files in the working directory named like a module that ``import torch`` itself imports."""
+def _shadowing_modules(directory: Path) -> list[Path]:
+    """Files and packages in ``directory`` named like a module that ``import torch`` itself imports."""
     try:
-        entries = sorted(cwd.iterdir())
+        entries = sorted(directory.iterdir())
     except OSError:
-        return
+        return []
     names = frozenset(load("shadowing")["torch_import_modules"])
     shadows = []
     for entry in entries:
@@ -198,6 +200,33 @@ def _cwd_modules(ctx: CheckContext, cwd: Path) -> Iterator[Finding]:
             stem = entry.name
         if stem in names:
             shadows.append(entry)
+    return shadows
+
+
+def _pythonpath_modules(ctx: CheckContext, site: SiteDir) -> Iterator[Finding]:
+    """A PYTHONPATH folder holding a module named like one ``import torch`` imports: PYTHONPATH comes before the
+    standard library on sys.path, so that file wins (z035: PYTHONPATH or a start inside site-packages/torch puts
+    torch's own random.py before the standard library's). .pth folders come after it and cannot do that."""
+    shadows = _shadowing_modules(site.path)
+    if not shadows:
+        return
+    files = ", ".join(p.name for p in shadows)
+    modules = ", ".join(p.stem for p in shadows)
+    yield finding(
+        "TC206",
+        Severity.WARNING,
+        variant="pythonpath_module",
+        entry=str(site.path),
+        files=files,
+        modules=modules,
+        evidence={"PYTHONPATH entry": site.path, "files": [str(p) for p in shadows], "modules": modules},
+        fixes=[_pythonpath_fix(ctx, [str(site.path)])],
+    )
+
+
+def _cwd_modules(ctx: CheckContext, cwd: Path) -> Iterator[Finding]:
+    """User files in the working directory named like a module that ``import torch`` itself imports."""
+    shadows = _shadowing_modules(cwd)
     if not shadows:
         return
     files = ", ".join(p.name for p in shadows)
