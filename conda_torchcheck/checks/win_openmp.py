@@ -1,4 +1,7 @@
-"""TC305: two different libiomp5md.dll files in reach of one process (OMP: Error #15).
+"""TC305: two different libiomp5md.dll files in reach of one process (OMP: Error #15). TC305.clobbered: two conda
+packages install the same OpenMP runtime file into Library\\bin (intel-openmp's libiomp5md.dll and llvm-openmp's
+same-named compatibility copy): the one installed last overwrote the other, so what DLLs built for one runtime get
+may be the other's (w032: WinError 182 for fbgemm.dll).
 
 torch's preload loads ``torch\\lib\\libiomp5md.dll`` by full path; MKL-based packages load ``libiomp5md.dll`` by
 name from the DLL search (the env's Library\\bin, python.exe's folder, System32) or by full path from their own
@@ -88,10 +91,49 @@ def _can_load_second(ctx: CheckContext, copy: tuple[Path, str]) -> bool:
     return True  # unowned: dropped there by some other program
 
 
+#: OpenMP runtime files more than one conda package installs under the same name
+RUNTIME_FILES = ("Library/bin/libiomp5md.dll", "Library/bin/libomp.dll", "Library/bin/libomp140.x86_64.dll")
+
+
+def _clobbered(ctx: CheckContext, graph) -> Iterator[Finding]:
+    """One OpenMP runtime file that two or more conda records list: conda let the later package overwrite it."""
+    for rel in RUNTIME_FILES:
+        claimants = [rec for rec in ctx.env.conda_records if any(f.lower() == rel.lower() for f in rec.files)]
+        if len(claimants) < 2:
+            continue
+        # keep Intel's first: torch's Windows builds (the wheels' own copy, the pytorch channel) use Intel's runtime
+        claimants.sort(key=lambda rec: (rec.name != "intel-openmp", rec.name))
+        path = fs.find_path(ctx.env.prefix, *rel.split("/"))
+        packages = ", ".join(f"{rec.name} {rec.version}" for rec in claimants)
+        yield finding(
+            "TC305",
+            Severity.WARNING,
+            variant="clobbered",
+            file=rel.rsplit("/", 1)[1],
+            packages=packages,
+            evidence={
+                "file": str(path) if path is not None else str(ctx.env.prefix / rel),
+                "installed by": [f"conda: {rec.name} {rec.version} {rec.build} ({rec.channel})" for rec in claimants],
+                "version": graph.module_version(path) if path is not None else None,
+            },
+            fixes=[
+                Fix(
+                    "conda",
+                    msg("TC305.fix.clobbered"),
+                    commands=(
+                        f'conda remove -p "{ctx.env.prefix}" {" ".join(rec.name for rec in claimants[1:])}',
+                        f'conda install -p "{ctx.env.prefix}" --force-reinstall {claimants[0].name}',
+                    ),
+                )
+            ],
+        )
+
+
 def run(ctx: CheckContext) -> Iterator[Finding]:
     graph = windows_graph(ctx)
     if graph is None or graph.process is None:
         return
+    yield from _clobbered(ctx, graph)
     copies = copies_in_reach(ctx, graph)
     torch_copy = next((c for c in copies if c[1].startswith("torch's preload")), None)
     if torch_copy is None:

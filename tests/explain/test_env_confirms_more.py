@@ -124,24 +124,27 @@ def test_python_patch_lacks_capi_is_confirmed_by_tc111_capi_on_a_real_macos_libt
 
 
 @pytest.mark.realdata
-def test_conda_openmp_packages_clash_is_confirmed_by_tc305_library_bin_copy(tmp_path):
-    """w032: intel-openmp and llvm-openmp both install Library\\bin\\libiomp5md.dll (the later one's file wins)
-    beside torch 2.3.0's own copy in torch\\lib: TC305 names the Library\\bin copy the DLL search finds. The twin
-    has neither package: torch's own copy alone. (TC305 does not tell one conda package's copy from two.)"""
-    sick = wl.torch_env(tmp_path / "sick", "2.3.0")
-    sick.conda_record("intel-openmp", "2024.2.1", "h57928b3_1083", files={"Library/bin/libiomp5md.dll": b""})
-    sick.conda_record(
-        "llvm-openmp", "19.1.7", "h0000000_0", files={"Library/bin/libiomp5md.dll": b"", "Library/bin/libomp.dll": b""}
-    )
-    wl.replace_file(sick.prefix / "Library" / "bin" / "libiomp5md.dll", wl.fixture("x64/libc.dll").read_bytes())
+def test_conda_openmp_packages_clash_is_confirmed_by_tc305_clobbered(tmp_path):
+    """w032: intel-openmp and llvm-openmp both install Library\\bin\\libiomp5md.dll; the one installed last
+    overwrote the other (here llvm's stand-in, without Intel's exports), beside torch 2.3.0. TC305.clobbered names
+    the file and both packages. The twin keeps intel-openmp alone: plain TC305 still warns of two runtimes
+    (torch's own copy and the env's), which is OMP Error #15's cause, not this one."""
     win = wl.fake_windows(tmp_path / "Windows")
+    sick = wl.torch_env(tmp_path / "sick", "2.3.0")
+    sick.conda_record("llvm-openmp", "19.1.7", "h0000000_0", files={"Library/bin/libiomp5md.dll": b""})
+    sick.conda_record("intel-openmp", "2024.2.1", "h57928b3_1083", files={"Library/bin/libiomp5md.dll": b""})
+    wl.replace_file(sick.prefix / "Library" / "bin" / "libiomp5md.dll", wl.fixture("x64/libc.dll").read_bytes())
     result = explain_on("w032", sick, win)
     assert_confirmed(result, "conda-openmp-packages-clash")
     [f] = cause_of(result, "conda-openmp-packages-clash")[0].confirmed_by
-    assert f.id == "TC305"
-    assert str(sick.prefix / "Library" / "bin" / "libiomp5md.dll") in [row["file"] for row in f.evidence["copies"]]
+    assert f.title.key == "TC305.clobbered.title"
+    assert [p.split(" ")[1] for p in f.evidence["installed by"]] == ["intel-openmp", "llvm-openmp"]
     well = wl.torch_env(tmp_path / "well", "2.3.0")
-    assert_not_confirmed(explain_on("w032", well, win), "conda-openmp-packages-clash")
+    well.conda_record("intel-openmp", "2024.2.1", "h57928b3_1083", files={"Library/bin/libiomp5md.dll": b""})
+    wl.replace_file(well.prefix / "Library" / "bin" / "libiomp5md.dll", wl.openmp_dll().read_bytes())
+    twin = explain_on("w032", well, win)
+    assert [f.title.key for f in twin.findings if f.id == "TC305"] == ["TC305.title"]
+    assert_not_confirmed(twin, "conda-openmp-packages-clash")
 
 
 # --- a module torch imports, shadowed from PYTHONPATH ---------------------------------------------------------
