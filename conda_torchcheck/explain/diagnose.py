@@ -189,6 +189,7 @@ _MESSAGE_FIELDS = (
     "bare",
     "dependency",
     "array_api",
+    "platform_tag",
 )
 
 
@@ -241,6 +242,7 @@ def rank_causes(
     seen = set(seen_patterns) | clues.ids
     # `when`/`unless` may test what the paste states besides the error: paste_torch, paste_os ...
     fields = {**{f"paste_{k}": v for k, v in clues.facts.items()}, **match.fields}
+    fields.update(_release_facts(fields))
     contradicted: set[str] = set()
     hinted: list[tuple[str, bool]] = []
     ordered: list[tuple[str, bool]] = []
@@ -266,6 +268,26 @@ def rank_causes(
         RankedCause(cause=tbl.causes[cid], rank=i, specific=specific, doubt=doubts[cid])
         for i, (cid, specific) in enumerate(items, 1)
     ]
+
+
+_PINNED_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+)(?:\.\d+)?")
+
+
+def _release_facts(fields: dict[str, str]) -> dict[str, str]:
+    """What the release tables say about the torch a requirement pins and the Python the paste names:
+    ``python_supported`` = yes / no (torch 1.9.1 has no wheels for Python 3.10; knowledge/torch_releases)."""
+    pinned = _PINNED_TORCH.match(fields.get("requirement", ""))
+    python = fields.get("paste_python")
+    if not pinned or not python:
+        return {}
+    from conda_torchcheck.knowledge import load
+
+    row = load("torch_releases")["releases"].get(pinned.group(1))
+    have = parse_version(".".join(python.split(".")[:2]))
+    if row is None or have is None or "python" not in row:
+        return {}
+    low, high = (parse_version(v) for v in row["python"])
+    return {"python_supported": "yes" if low <= have <= high else "no"}
 
 
 def paste_doubt(cause: Cause, clues: PasteClues) -> Text | None:

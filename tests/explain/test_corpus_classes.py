@@ -1005,3 +1005,67 @@ def test_a_traceback_cut_in_torchs_dll_preload_after_a_qt_import():
         '  File "D:\\Python\\Lib\\site-packages\\torch\\__init__.py", line 264, in _load_dll_libraries\n'
     )
     assert first(text) == "dll-preloaded-by-other-package"
+
+
+# --- the fifth held-out set's classes -------------------------------------------------------------------------
+
+
+def test_a_local_version_asked_of_pypi():
+    assert first("ERROR: Could not find a version that satisfies the requirement torch==1.13.0+cu116。") == (
+        "local-version-needs-torch-index"
+    )
+    # "from versions: none" is an index with nothing for this interpreter: not this cause first
+    none = "ERROR: Could not find a version that satisfies the requirement torch==1.11.0+cu113 (from versions: none)"
+    assert first(none) != "local-version-needs-torch-index"
+    # the torch index named: the premise is contradicted, ranked last
+    indexed = (
+        "pip install torch==2.7.0+cu128 --index-url https://download.pytorch.org/whl/cu128\n"
+        "ERROR: No matching distribution found for torch==2.7.0+cu128"
+    )
+    assert first(indexed) != "local-version-needs-torch-index"
+
+
+def test_uv_no_wheel_for_an_x86_64_macos_tag():
+    text = (
+        "Because torch{platform_machine == 'x86_64'}==2.11.0+cpu has no wheels with a matching platform tag "
+        "(e.g., `macosx_26_0_x86_64`) and you require torch==2.11.0+cpu"
+    )
+    assert ranked(text)[:2] == ["platform-without-wheels", "python-under-rosetta"]
+
+
+def test_torchvisions_image_warning_alone_and_with_its_inner_error():
+    assert first("UserWarning: Failed to load image Python extension:\n  warn(") == "torchvision-torch-mismatch"
+    inner = (
+        "UserWarning: Failed to load image Python extension: libc10_cuda.so: cannot open shared object file: "
+        "No such file or directory"
+    )
+    assert [d.match.pattern_id for d in explain(inner).diagnoses] == ["cannot-open-shared-object"]
+
+
+def test_torchvisions_cuda_mismatch_without_its_versions():
+    text = "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions"
+    assert first(text) == "torchvision-torch-mismatch"
+
+
+def test_a_pinned_torch_without_wheels_for_the_python_the_paste_names():
+    text = (
+        "ERROR: could not find a version that satisfies the requirement torch==1.9.1+cu111(from versions 0.1.2, "
+        "0.1.2post1, 0.1.2post2\nERROR: No matching distribution found for torch==1.9.1+cu111\n\nI use python 3.10 btw"
+    )
+    assert first(text) == "python-not-supported"
+    assert first(text.replace("python 3.10", "python 3.9")) != "python-not-supported"
+
+
+def test_a_conda_dependency_lacking_anothers_symbol_on_macos():
+    text = (
+        "ImportError: dlopen(/Users/f/miniforge3/envs/t/lib/python3.12/site-packages/torch/_C.cpython-312-darwin.so,"
+        " 0x0002): Symbol not found: __ZN4absl12lts_2024072212log_internal10LogMessagelsIiLi0EEERS2_RKT_\n"
+        "  Referenced from: <7DD6F527> /Users/f/miniforge3/envs/t/lib/libprotobuf.28.2.0.dylib\n"
+        "  Expected in: <9A1B> /Users/f/miniforge3/envs/t/lib/libabsl_log_internal_message.2407.0.0.dylib"
+    )
+    assert first(text) == "wheel-packaging-bug"
+
+
+def test_the_paste_saying_a_dependency_was_not_installed():
+    text = "from torch._C import * ImportError: DLL load failed: 找不到指定的模块\n我是把mkl忘安装了！！"
+    assert first(text) == "dependency-missing"

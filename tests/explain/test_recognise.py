@@ -413,6 +413,7 @@ CASES = [
         {"library": "libtorch_cpu.so"},
     ),
     ("$ python3 -> import torch returns `Illegal instruction (core dumped)`", "illegal-instruction", {}),
+    ("UserWarning: Failed to load image Python extension:", "torchvision-image-extension", {}),
     (
         '  File "D:\\Python\\Lib\\site-packages\\torch\\__init__.py", line 264, in _load_dll_libraries\n',
         "torch-dll-preload-cut",
