@@ -12,7 +12,8 @@ Also (variant ``capi``): the interpreter's patch release is older than a C-API f
 PySlice_Unpack and PySlice_AdjustIndices arrived in Python 3.6.1 (and 3.5.4): CPython's headers from then on turn
 PySlice_GetIndicesEx into calls of them, so a torch built with those headers fails under Python 3.6.0 with
 ``undefined symbol: PySlice_Unpack`` (``Symbol not found: _PySlice_Unpack`` on macOS). Only the env's own binaries
-show it: their undefined symbols are read (ELF, Mach-O) when the interpreter's release lacks one of these.
+show it: their undefined symbols (ELF, Mach-O) or python3X.dll imports (PE: Windows, where only this variant
+runs) are read when the interpreter's release lacks one of these.
 """
 
 from __future__ import annotations
@@ -98,8 +99,12 @@ def _torch_binaries(package_dir: Path) -> list[Path]:
     """torch's compiled _C module and libtorch_python, the binaries that call the Python C API."""
     found = [package_dir / n for n in _compiled_c_modules(package_dir)]
     lib = package_dir / "lib"
-    found += [lib / n for n in ("libtorch_python.so", "libtorch_python.dylib") if (lib / n).is_file()]
+    names = ("libtorch_python.so", "libtorch_python.dylib", "torch_python.dll")
+    found += [lib / n for n in names if (lib / n).is_file()]
     return found
+
+
+_PYTHON_DLL = re.compile(r"^python3\d*\.dll$", re.IGNORECASE)
 
 
 def _undefined_names(path: Path) -> set[str]:
@@ -109,6 +114,19 @@ def _undefined_names(path: Path) -> set[str]:
             magic = fh.read(4)
     except OSError:
         return set()
+    if magic[:2] == b"MZ":  # Windows: the functions imported from python3X.dll
+        from conda_torchcheck.binaries import pe
+
+        info = pe.read_pe(path, symbols=lambda dll: bool(_PYTHON_DLL.match(dll)), version=False)
+        if not isinstance(info, pe.PEInfo):
+            return set()
+        return {
+            sym.name
+            for dll in info.imports
+            if _PYTHON_DLL.match(dll.name)
+            for sym in dll.symbols or ()
+            if sym.name is not None
+        }
     if magic == b"\x7fELF":
         from conda_torchcheck.binaries import elf
 
@@ -136,7 +154,8 @@ def _capi_finding(ctx: CheckContext) -> Finding | None:
     if not lacking or t.package_dir is None:
         return None
     for path in _torch_binaries(t.package_dir):
-        calls = sorted(set(lacking) & _undefined_names(path))
+        names = _undefined_names(path)
+        calls = [n for n in lacking if n in names]  # CAPI_SINCE's order: PySlice_Unpack, the name reports show
         if not calls:
             continue
         since = max(lacking[n] for n in calls)
@@ -196,6 +215,13 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     if mm is None:
         return
     running = f"{mm[0]}.{mm[1]}{'t' if env.python.free_threaded else ''}"
+    if env.os == "windows":
+        # another minor's torch first fails torch_python.dll's import of python3XY.dll there (TC301); an older
+        # patch release of the right minor lacks functions of python3X.dll (the loader reports a DLL not found)
+        capi = _capi_finding(ctx)
+        if capi is not None:
+            yield capi
+        return
     if t.package_dir is not None:
         modules = _compiled_c_modules(t.package_dir)
         suffixes = extension_suffixes(env)
@@ -266,5 +292,4 @@ CHECK = Check(
     ids=("TC111",),
     summary="torch built for, or installed under, another Python version than the env's interpreter",
     run=run,
-    platforms=("linux", "darwin"),
 )

@@ -116,8 +116,42 @@ def test_python_patch_lacks_capi_is_confirmed_by_tc111_capi_on_a_real_macos_libt
     result = explain(paste("u030"), ctx_of(env("sick", "3.6.0").prefix))
     assert_confirmed(result, "python-patch-lacks-capi")
     [f] = cause_of(result, "python-patch-lacks-capi")[0].confirmed_by
-    assert f.evidence["calls"] == ["PySlice_AdjustIndices", "PySlice_Unpack"]
+    assert f.evidence["calls"] == ["PySlice_Unpack", "PySlice_AdjustIndices"]
     assert_not_confirmed(explain(paste("u030"), ctx_of(env("well", "3.6.1").prefix)), "python-patch-lacks-capi")
+
+
+def _windows_cp36_venv(tmp_path: Path, python: str):
+    """A venv of a python.org Python 3.6 with torch 2.3.0's real files made a cp36 build: _C renamed
+    _C.cp36-win_amd64.pyd, torch_python.dll's import of python311.dll renamed python36.dll in place (the same
+    functions: PySlice_Unpack and PySlice_AdjustIndices among them), the mkl wheel's DLLs in Library\\bin."""
+    base = wl.python_org_base(tmp_path / "Python36", tag="36")
+    venv = wl.venv_on(tmp_path, base, python=python)
+    wl.install_torch(venv, "2.3.0")
+    torch = venv.site_packages / "torch"
+    next(torch.glob("_C.cp311-*.pyd")).rename(torch / "_C.cp36-win_amd64.pyd")
+    lib = torch / "lib" / "torch_python.dll"
+    data = bytearray(lib.read_bytes())
+    at = data.find(b"python311.dll\0")
+    assert at > 0
+    data[at : at + 14] = b"python36.dll\0\0"
+    wl.replace_file(lib, bytes(data))
+    venv.dist(
+        "mkl", "2021.4.0", files={"../../Library/bin/mkl_intel_thread.1.dll": wl.fixture("x64/libc.dll").read_bytes()}
+    )
+    return venv
+
+
+@pytest.mark.realdata
+def test_python_patch_lacks_capi_is_confirmed_by_tc111_capi_from_torch_python_dll_imports(tmp_path):
+    """y018: Windows, Python 3.6.0, "DLL not found" until Python 3.6.7. torch_python.dll imports PySlice_Unpack
+    from python36.dll, which 3.6.0's lacks; TC111.capi reads the PE import table."""
+    win = wl.fake_windows(tmp_path / "Windows", extra=wl.runtime_dlls("msvc-runtime-14.44").values())
+    result = explain_on("y018", _windows_cp36_venv(tmp_path / "sick", "3.6.0"), win)
+    assert_confirmed(result, "python-patch-lacks-capi")
+    [f] = cause_of(result, "python-patch-lacks-capi")[0].confirmed_by
+    assert f.title.key == "TC111.capi.title" and f.evidence["binary"].endswith("torch_python.dll")
+    twin = explain_on("y018", _windows_cp36_venv(tmp_path / "well", "3.6.7"), win)
+    assert_not_confirmed(twin, "python-patch-lacks-capi")
 
 
 # --- two conda OpenMP packages in Library\\bin ----------------------------------------------------------------
