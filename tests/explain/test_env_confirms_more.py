@@ -18,7 +18,7 @@ from tests.envbuilder import EnvBuilder
 from tests.explain.confirming import assert_confirmed, assert_not_confirmed, cause_of, paste
 from tests.explain.test_env_confirms_windows import explain_on
 from tests.loader import windows_layouts as wl
-from tests.loader.linux_layouts import minitorch_env
+from tests.loader.linux_layouts import FIX, minitorch_env
 
 
 def lists(pattern: str, cause: str) -> bool:
@@ -34,7 +34,7 @@ def ctx_of(prefix, *, system_root: Path | None = None, **overrides: str) -> Chec
 # --- NCCL: torch binds a symbol the env's libnccl.so.2 lacks ------------------------------------------------
 
 
-@pytest.mark.parametrize("report", ["z027", "z028", "z029"])
+@pytest.mark.parametrize("report", ["z027", "z028", "z029", "t039"])
 def test_nccl_mismatch_is_confirmed_by_tc410_and_tc403_on_an_older_nccl_wheel(make_env, report):
     """nvidia-nccl-cu12 2.18.1 under a torch that pins 2.21.5: its libnccl.so.2 lacks a symbol torch binds."""
     sick = make_env(layout="venv")
@@ -45,6 +45,18 @@ def test_nccl_mismatch_is_confirmed_by_tc410_and_tc403_on_an_older_nccl_wheel(ma
     well = make_env(layout="venv")
     minitorch_env(well)
     assert_not_confirmed(explain(paste(report), ctx_of(well.prefix)), "nccl-mismatch")
+
+
+@pytest.mark.parametrize("report", ["t039", "z027"])
+def test_nccl_mismatch_is_confirmed_by_tc403_on_an_older_libnccl_on_ld_library_path(make_env, report):
+    """t039: an older libnccl.so.2 (a system install) resolved before the wheel's: LD_LIBRARY_PATH names it."""
+    b = make_env(layout="venv")
+    minitorch_env(b, nccl="2.21")
+    older = FIX / "cuda" / "nccl-2.18"
+    result = explain(paste(report), ctx_of(b.prefix, LD_LIBRARY_PATH=str(older)))
+    assert_confirmed(result, "nccl-mismatch")
+    assert "TC403" in {f.id for f in cause_of(result, "nccl-mismatch")[0].confirmed_by}
+    assert_not_confirmed(explain(paste(report), ctx_of(b.prefix)), "nccl-mismatch")
 
 
 # --- a DLL torch imports is in no package of the env ---------------------------------------------------------
