@@ -190,6 +190,8 @@ _MESSAGE_FIELDS = (
     "dependency",
     "array_api",
     "platform_tag",
+    "poetry",
+    "base_available",
 )
 
 
@@ -273,21 +275,35 @@ def rank_causes(
 _PINNED_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+)(?:\.\d+)?")
 
 
+_LOCAL_PIN = re.compile(r"^torch\s*==?=?\s*(\d+\.\d+(?:\.\d+)?)\+(?:cu\d+|rocm[\d.]+)")
+
+
 def _release_facts(fields: dict[str, str]) -> dict[str, str]:
-    """What the release tables say about the torch a requirement pins and the Python the paste names:
-    ``python_supported`` = yes / no (torch 1.9.1 has no wheels for Python 3.10; knowledge/torch_releases)."""
+    """What the release tables and pip's own list say about the torch a requirement pins:
+    ``python_supported`` = yes / no (torch 1.9.1 has no wheels for Python 3.10; knowledge/torch_releases);
+    ``base_available`` = yes when a ``+cuXXX`` pin's plain version is in pip's ``from versions`` list (the
+    interpreter has that release, only not as a CUDA build: a platform without CUDA builds, i.e. a Mac)."""
+    out: dict[str, str] = {}
+    local = _LOCAL_PIN.match(fields.get("requirement", ""))
+    if (
+        local
+        and fields.get("versions")
+        and re.search(rf"(?<![\d.]){re.escape(local.group(1))}(?![\d.])", fields["versions"])
+    ):
+        out["base_available"] = "yes"
     pinned = _PINNED_TORCH.match(fields.get("requirement", ""))
     python = fields.get("paste_python")
     if not pinned or not python:
-        return {}
+        return out
     from conda_torchcheck.knowledge import load
 
     row = load("torch_releases")["releases"].get(pinned.group(1))
     have = parse_version(".".join(python.split(".")[:2]))
     if row is None or have is None or "python" not in row:
-        return {}
+        return out
     low, high = (parse_version(v) for v in row["python"])
-    return {"python_supported": "yes" if low <= have <= high else "no"}
+    out["python_supported"] = "yes" if low <= have <= high else "no"
+    return out
 
 
 def paste_doubt(cause: Cause, clues: PasteClues) -> Text | None:

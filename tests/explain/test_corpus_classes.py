@@ -1069,3 +1069,53 @@ def test_a_conda_dependency_lacking_anothers_symbol_on_macos():
 def test_the_paste_saying_a_dependency_was_not_installed():
     text = "from torch._C import * ImportError: DLL load failed: 找不到指定的模块\n我是把mkl忘安装了！！"
     assert first(text) == "dependency-missing"
+
+
+# --- the sixth held-out set's classes -------------------------------------------------------------------------
+
+
+def test_the_paging_file_told_without_winerror():
+    assert first("showing error  ( os error 1455 )\nthe paging file is too small for this operation to complete") == (
+        "paging-file-too-small"
+    )
+
+
+def test_an_apps_words_around_no_module_named_torch():
+    assert first("ERROR Could not load torch: No module named 'torch'") == "wrong-interpreter"
+
+
+def test_the_mkl_symbol_named_in_words_and_chinese_mirrors_cpu_only_torch():
+    assert first("the conda PyTorch links an MKL without the symbol `iJIT_NotifyEvent`") == "mkl-ijit"
+    assert first("清华镜像源中的 torch 只有 CPU 版本的") == "cpu-build-installed"
+    assert first("python check_cuda.py says no cuda, while I have an RTX 3090") == "cpu-build-installed"
+
+
+def test_macos_named_beside_chinese_text():
+    text = "AssertionError: Torch not compiled with CUDA enabled，我的macOS版本是Sonama14 X64。"
+    assert first(text) == "no-cuda-on-macos"
+
+
+def test_poetry_refusing_every_wheel_is_the_platform_first():
+    text = (
+        "Installing torch (2.5.1): Failed\n | Unable to find installation candidates for torch (2.5.1)\n"
+        " |   - 17 wheel(s) were skipped as your project's environment does not support the identified abi tags"
+    )
+    assert first(text) == "platform-without-wheels"
+
+
+def test_a_cuda_pin_whose_plain_release_pip_lists_is_a_platform_without_cuda_builds():
+    text = (
+        "pip install torch==1.12.1+cu113 -f https://download.pytorch.org/whl/torch_stable.html\n"
+        "ERROR: Could not find a version that satisfies the requirement torch==1.12.1+cu113 (from versions: 1.11.0, "
+        "1.12.0, 1.12.1, 1.13.0)"
+    )
+    assert first(text) == "no-cuda-on-macos"
+
+
+def test_torch_version_cuda_printed_is_a_cuda_build_and_the_driver_said_too_old():
+    text = (
+        ">>> torch.cuda.is_available()\nFalse\n>>> print(torch.version.cuda)\n10.0.130\n"
+        "when i run my program, the msg is that my Nvidia version is too old."
+    )
+    assert first(text) == "driver-older-than-build"
+    assert "cpu-build-installed" not in ranked(text)[:2]
