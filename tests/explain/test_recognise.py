@@ -414,6 +414,7 @@ CASES = [
     ),
     ("$ python3 -> import torch returns `Illegal instruction (core dumped)`", "illegal-instruction", {}),
     ("UserWarning: Failed to load image Python extension:", "torchvision-image-extension", {}),
+    ("pip install torch==2.5.1 版本不支持50系显卡，需要更新到nightly", "gpu-not-supported-told", {}),
     (
         '  File "D:\\Python\\Lib\\site-packages\\torch\\__init__.py", line 264, in _load_dll_libraries\n',
         "torch-dll-preload-cut",
