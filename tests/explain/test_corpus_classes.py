@@ -1119,3 +1119,23 @@ def test_torch_version_cuda_printed_is_a_cuda_build_and_the_driver_said_too_old(
     )
     assert first(text) == "driver-older-than-build"
     assert "cpu-build-installed" not in ranked(text)[:2]
+
+
+def test_a_winerror_127_outside_torch_lib_is_a_companion_built_for_another_torch():
+    assert "torchvision-torch-mismatch" in ranked("推理报OSError: [WinError 127] 找不到指定的程序。")[:2]
+    lib = (
+        'OSError: [WinError 127] x. Error loading "C:\\e\\Lib\\site-packages\\torch\\lib\\c10_cuda.dll" or one of'
+        " its dependencies."
+    )
+    assert "torchvision-torch-mismatch" not in ranked(lib)
+
+
+def test_torchs_own_library_lacking_its_own_symbol_may_be_a_leftover_copy():
+    text = "ImportError: ~/.local/lib/python3.6/site-packages/torch/lib/libcaffe2.so: undefined symbol: _ZTIN3c10"
+    assert "stale-dll-shadowing" in ranked(text)[:3]
+
+
+def test_torchs_c_import_told_as_failing():
+    assert first('when I install pytorch in windows, and import torch, "from torch._C imort *" failed') == (
+        "vc-runtime-missing"
+    )
