@@ -4,7 +4,7 @@ or ``--cwd``), a torch folder or a user file named like a module ``import torch`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from conda_torchcheck.checks import Check
@@ -203,11 +203,10 @@ def _shadowing_modules(directory: Path) -> list[Path]:
     return shadows
 
 
-def _pythonpath_modules(ctx: CheckContext, site: SiteDir) -> Iterator[Finding]:
-    """A PYTHONPATH folder holding a module named like one ``import torch`` imports: PYTHONPATH comes before the
-    standard library on sys.path, so that file wins (z035: PYTHONPATH or a start inside site-packages/torch puts
-    torch's own random.py before the standard library's). .pth folders come after it and cannot do that."""
-    shadows = _shadowing_modules(site.path)
+def _module_shadows(variant: str, folder: Path, where: str, fixes: Callable[[str], list[Fix]]) -> Iterator[Finding]:
+    """TC206.<variant>: ``folder`` holds files named like modules ``import torch`` imports (``where`` names the
+    folder in the evidence; ``fixes`` gets the file names)."""
+    shadows = _shadowing_modules(folder)
     if not shadows:
         return
     files = ", ".join(p.name for p in shadows)
@@ -215,31 +214,28 @@ def _pythonpath_modules(ctx: CheckContext, site: SiteDir) -> Iterator[Finding]:
     yield finding(
         "TC206",
         Severity.WARNING,
-        variant="pythonpath_module",
-        entry=str(site.path),
+        variant=variant,
+        entry=str(folder),
         files=files,
         modules=modules,
-        evidence={"PYTHONPATH entry": site.path, "files": [str(p) for p in shadows], "modules": modules},
-        fixes=[_pythonpath_fix(ctx, [str(site.path)])],
+        evidence={where: folder, "files": [str(p) for p in shadows], "modules": modules},
+        fixes=fixes(files),
+    )
+
+
+def _pythonpath_modules(ctx: CheckContext, site: SiteDir) -> Iterator[Finding]:
+    """A PYTHONPATH folder holding a module named like one ``import torch`` imports: PYTHONPATH comes before the
+    standard library on sys.path, so that file wins (z035: PYTHONPATH or a start inside site-packages/torch puts
+    torch's own random.py before the standard library's). .pth folders come after it and cannot do that."""
+    yield from _module_shadows(
+        "pythonpath_module", site.path, "PYTHONPATH entry", lambda _files: [_pythonpath_fix(ctx, [str(site.path)])]
     )
 
 
 def _cwd_modules(ctx: CheckContext, cwd: Path) -> Iterator[Finding]:
     """User files in the working directory named like a module that ``import torch`` itself imports."""
-    shadows = _shadowing_modules(cwd)
-    if not shadows:
-        return
-    files = ", ".join(p.name for p in shadows)
-    modules = ", ".join(p.stem for p in shadows)
-    yield finding(
-        "TC206",
-        Severity.WARNING,
-        variant="cwd_module",
-        entry=str(cwd),
-        files=files,
-        modules=modules,
-        evidence={"working directory": cwd, "files": [str(p) for p in shadows], "modules": modules},
-        fixes=[Fix("file", msg("TC206.fix_rename", files=files))],
+    yield from _module_shadows(
+        "cwd_module", cwd, "working directory", lambda files: [Fix("file", msg("TC206.fix_rename", files=files))]
     )
 
 
