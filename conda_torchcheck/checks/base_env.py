@@ -103,7 +103,6 @@ def torch_here_not_there(ctx: CheckContext) -> Finding | None:
     env, torch = ctx.env, ctx.torch
     if not torch.installed:
         return None
-    python = cmd.join_native(env, cmd.prefix_text(env), *(("python.exe",) if env.is_windows else ("bin", "python")))
     return finding(
         "TC107",
         Severity.WARNING,
@@ -111,7 +110,7 @@ def torch_here_not_there(ctx: CheckContext) -> Finding | None:
         prefix=str(env.prefix),
         torch=torch.version or "?",
         evidence={"checked": env.prefix, "torch": torch.version, "torch package": torch.package_dir},
-        fixes=[Fix("env", msg("TC107.fix_python"), commands=(f'"{python}" -c "import torch"',))],
+        fixes=[Fix("env", msg("TC107.fix_python"), commands=(f'{cmd.quote(cmd.python_path(env))} -c "import torch"',))],
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.checks.facts import manager_of
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge import parse_version
 from conda_torchcheck.messages import msg
@@ -26,7 +27,7 @@ def _numpy(ctx: CheckContext) -> tuple[str, str] | None:
     """(version, how it was installed) of the NumPy `import numpy` would pick up."""
     env = ctx.env
     dist = env.dist("numpy")
-    if dist is not None and dist.version and (dist.installer or "").lower() != "conda":
+    if dist is not None and dist.version and manager_of(env, dist) == "pip":
         return dist.version, "pip" if env.record("numpy") is None else "pip-over-conda"
     rec = env.record("numpy")
     if rec is not None and rec.version:
