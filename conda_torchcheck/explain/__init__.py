@@ -20,6 +20,7 @@ from conda_torchcheck.messages import Text
 
 if TYPE_CHECKING:
     from conda_torchcheck.checks.context import CheckContext
+    from conda_torchcheck.explain.decide import Decision
     from conda_torchcheck.inventory.model import Environment, HostFacts
     from conda_torchcheck.inventory.torch import TorchInfo
 
@@ -96,6 +97,13 @@ class Explanation:
         return out + [c for c in dict.fromkeys(deferred) if c not in out]
 
     @property
+    def decision(self) -> Decision:
+        """Whether the text decides its first cause, and what would when it does not (explain/decide.py)."""
+        from conda_torchcheck.explain.decide import decide
+
+        return decide(self)
+
+    @property
     def has_errors(self) -> bool:
         if self.confirmed:
             return True
@@ -113,6 +121,7 @@ class Explanation:
             "source": self.source,
             "recognised": [d.to_dict(lang) for d in self.diagnoses],
             "likely_causes": self.likely_causes,
+            "decision": self.decision.to_dict(lang),
             "clues": sorted(self.clues.ids),
             "paste_facts": dict(sorted(self.clues.facts.items())),
             "target": None,

@@ -92,6 +92,23 @@ def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbos
     return lines
 
 
+def decision_line(expl: Explanation, lang: str | None) -> str:
+    """One sentence: the text decides the first cause, or between which causes it does not and what would."""
+    decision = expl.decision
+    if decision.decided:
+        why = translate(f"explain.decision.why.{decision.reason}", lang)
+        return translate("explain.decision.decided", lang, why=why)
+    ranked = {c.id: c for d in reversed(expl.diagnoses) for c in d.causes}
+    titles = [ranked[cid].title.render(lang) for cid in decision.between if cid in ranked]
+    decider = decision.decider_text
+    return translate(
+        "explain.decision.undecided",
+        lang,
+        between=" / ".join(f"\u201c{t}\u201d" for t in titles) or "-",
+        decider=decider.render(lang) if decider else "-",
+    )
+
+
 def render_explanation_text(
     expl: Explanation, *, lang: str | None = None, color: bool = False, verbose: int = 0
 ) -> str:
@@ -132,6 +149,8 @@ def render_explanation_text(
         for i, d in enumerate(expl.diagnoses, 1):
             out.append("")
             out.extend(_diagnosis_lines(i, d, lang, color, verbose))
+        out.append("")
+        out.extend(wrap(decision_line(expl, lang), ""))
     others = expl.other_findings
     if others:
         from conda_torchcheck.render.text import render_finding
