@@ -11,6 +11,7 @@ VERBS: dict[str, str] = {
     "check": "conda_torchcheck.cli.main_check",
     "tree": "conda_torchcheck.cli.main_tree",
     "explain": "conda_torchcheck.cli.main_explain",
+    "run": "conda_torchcheck.cli.main_run",
     "spec": "conda_torchcheck.cli.main_spec",
     "hooks": "conda_torchcheck.cli.main_hooks",
     "list-checks": "conda_torchcheck.cli.main_list_checks",
