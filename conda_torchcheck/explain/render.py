@@ -109,6 +109,18 @@ def decision_line(expl: Explanation, lang: str | None) -> str:
     )
 
 
+def similar_lines(expl: Explanation, lang: str | None) -> list[str]:
+    """The nearest resolved public threads, each with the cause it established (never stated as this one's)."""
+    near = expl.similar
+    if not near:
+        return []
+    lines = ["", translate("explain.similar.header", lang)]
+    for n in near:
+        lines.append(f"  - {n.report.url}")
+        lines.extend(wrap(n.report.summary, "    "))
+    return lines
+
+
 def render_explanation_text(
     expl: Explanation, *, lang: str | None = None, color: bool = False, verbose: int = 0
 ) -> str:
@@ -151,6 +163,7 @@ def render_explanation_text(
             out.extend(_diagnosis_lines(i, d, lang, color, verbose))
         out.append("")
         out.extend(wrap(decision_line(expl, lang), ""))
+    out.extend(similar_lines(expl, lang))
     others = expl.other_findings
     if others:
         from conda_torchcheck.render.text import render_finding
