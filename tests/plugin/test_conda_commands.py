@@ -42,7 +42,7 @@ def test_installing_a_broken_torch_set_names_the_error(conda_cli, conda_home):
     lines = ours(err)
     # the guard warns before linking, the post-command names the error after it
     assert lines[0] == f"conda-torchcheck: after this transaction torch would be broken in {prefix}:"
-    summary = lines[lines.index(f"conda-torchcheck: `import torch` will fail in {prefix}:") :]
+    summary = lines[lines.index(f"conda-torchcheck: `import torchvision` will fail in {prefix}:") :]
     assert 3 <= len(summary) <= 6
     assert summary[1].startswith("  TC104 torchvision 0.15.2")
     assert summary[-1] == f"Full report: conda torchcheck -p {prefix}"
@@ -115,7 +115,7 @@ def test_env_update_from_a_file_checks_the_env_named_in_the_file(conda_cli, cond
     # conda's context stays on base for `env update -f`; the guard reads the name from the file and the
     # post-command takes the prefix from the transaction itself
     assert f"conda-torchcheck: after this transaction torch would be broken in {target}:" in lines
-    assert f"conda-torchcheck: `import torch` will fail in {target}:" in lines
+    assert f"conda-torchcheck: `import torchvision` will fail in {target}:" in lines
 
 
 def test_auto_off_keeps_the_post_command_silent(conda_cli, conda_home, monkeypatch):
