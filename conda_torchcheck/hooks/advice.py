@@ -280,13 +280,9 @@ def solver_judge(prefix: str, subdir: str, evaluate: Callable[..., Any]) -> Judg
     def judge(request: Request) -> bool | None:
         try:
             from conda.base.context import context
-            from conda.exceptions import ResolvePackageNotFound, UnsatisfiableError
+            from conda.exceptions import PackagesNotFoundError, ResolvePackageNotFound, UnsatisfiableError
         except Exception:
             return None
-        try:
-            from conda.exceptions import PackagesNotFoundError
-        except Exception:  # pragma: no cover - every supported conda has it
-            PackagesNotFoundError = ResolvePackageNotFound  # noqa: N806
         channels = list(request.channels)
         if not request.override_channels:
             channels += [c for c in context.channels if c not in channels]
