@@ -323,15 +323,16 @@ def _unreadable(graph) -> Iterator[Finding]:
 
 
 def _unexamined(graph, misses: dict[str, Miss]) -> list[str]:
-    names: dict[str, None] = {}
+    # Windows matches DLL names without regard to case: KERNEL32.dll and kernel32.dll are one DLL, named once
+    names: dict[str, str] = {}
     for _module, dep in graph.iter_edges():
         res = dep.resolution
         if dep.kind != "delay-import" and res is not None and res.assumed and res.found_by.step == "unexamined":
-            names.setdefault(dep.name, None)
+            names.setdefault(dep.name.lower(), dep.name)
     for name, value in graph.vc_probe.items():
         if value is not None and value.assumed and value.found_by.step == "unexamined":
-            names.setdefault(name, None)
-    return list(names)
+            names.setdefault(name.lower(), name)
+    return list(names.values())
 
 
 def unexamined_finding(ctx: CheckContext, graph, names: list[str]) -> Finding:

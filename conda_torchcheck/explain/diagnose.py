@@ -13,7 +13,7 @@ from conda_torchcheck.explain.patterns import Cause, CauseRef, PatternTable, tab
 from conda_torchcheck.explain.recognise import Match, PasteClues
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.knowledge import parse_version
-from conda_torchcheck.messages import Text, msg
+from conda_torchcheck.messages import Absent, Text, msg
 
 if TYPE_CHECKING:
     from conda_torchcheck.checks.context import CheckContext
@@ -136,7 +136,7 @@ class Diagnosis:
 
 def pattern_params(match: Match) -> dict[str, str]:
     """The match's fields with a readable stand-in for each field a message may use but the text did not name."""
-    params = {k: msg("explain.unnamed") for k in _MESSAGE_FIELDS}
+    params = {k: Absent("explain.unnamed") for k in _MESSAGE_FIELDS}
     params.update(match.fields)
     return params  # type: ignore[return-value]
 

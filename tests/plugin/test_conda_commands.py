@@ -267,7 +267,10 @@ def test_conda_options_after_the_verb_are_read(conda_cli, conda_home):
 def test_unknown_env_name_is_one_line_and_exit_code_2(conda_cli, conda_home):
     out, err, rc = conda_cli("torchcheck", "-n", "does-not-exist")
     assert rc == 2 and out == ""
-    assert err.splitlines()[0] == "conda-torchcheck: error: no environment named 'does-not-exist'"
+    lines = err.splitlines()
+    assert lines[0].startswith("conda-torchcheck: error: no environment named 'does-not-exist'")
+    # as documented: the error line, then one hint line (where it looked), nothing else
+    assert len(lines) == 2 and lines[1].startswith("hint: ")
 
 
 def test_conda_options_before_the_verb_are_kept(conda_cli, conda_home):
