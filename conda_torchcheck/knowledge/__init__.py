@@ -51,6 +51,23 @@ class TorchRelease:
     pip_cuda: tuple[str, ...]
     pytorch_cuda: tuple[str, ...]
     raw: dict[str, Any]
+    source: str = ""
+    #: pip_cuda lists every download.pytorch.org CUDA variant (False: only those its sources name, pip_cuda_partial)
+    pip_cuda_known: bool = True
+
+    #: with pip_cuda_known False: the oldest CUDA build the release before it had (releases drop CUDA versions,
+    #: never add back older ones: tests/knowledge checks it over every complete row)
+    pip_cuda_floor: str | None = None
+
+    def offers_pip_cuda(self, tag: str) -> bool | None:
+        """Does download.pytorch.org/whl/<tag> have this release? None when the tables cannot tell."""
+        if tag in self.pip_cuda:
+            return True
+        if self.pip_cuda_known:
+            return False
+        if self.pip_cuda_floor and _cuda_tag_key(tag) < _cuda_tag_key(self.pip_cuda_floor):
+            return False
+        return None
 
     def torchvision_for(self, torch_version: str) -> tuple[str, ...]:
         """Acceptable torchvision versions (exact patches where the table says so, else the minor)."""
@@ -71,6 +88,12 @@ class TorchRelease:
         return lo <= major_minor <= hi
 
 
+def _cuda_tag_key(tag: str) -> tuple[int, int]:
+    """cu118 -> (11, 8), cu132 -> (13, 2)."""
+    digits = tag[2:] if tag.startswith("cu") and tag[2:].isdigit() else "0"
+    return (int(digits[:-1] or 0), int(digits[-1]))
+
+
 def _base(version: str) -> str:
     return version.split("+", 1)[0]
 
@@ -79,9 +102,15 @@ def torch_release(version: str | None) -> TorchRelease | None:
     minor = minor_of(version)
     if minor is None:
         return None
-    data = load("torch_releases")["releases"].get(minor)
+    rows = load("torch_releases")["releases"]
+    data = rows.get(minor)
     if data is None:
         return None
+    floor = None
+    if data.get("pip_cuda_partial"):
+        before = [m for m in known_torch_minors() if _minor_key(m) < _minor_key(minor) and rows[m].get("pip_cuda")]
+        if before:
+            floor = min(rows[before[-1]]["pip_cuda"], key=_cuda_tag_key)
     return TorchRelease(
         minor=minor,
         torchvision=data["torchvision"],
@@ -90,8 +119,20 @@ def torch_release(version: str | None) -> TorchRelease | None:
         pip_cuda=tuple(data.get("pip_cuda", ())),
         pytorch_cuda=tuple(data.get("pytorch_cuda", ())),
         raw=data,
+        source=data.get("source", ""),
+        pip_cuda_known=not data.get("pip_cuda_partial", False),
+        pip_cuda_floor=floor,
     )
 
 
+def torch_releases() -> tuple[TorchRelease, ...]:
+    """Every row of the release table, oldest first."""
+    return tuple(r for r in (torch_release(m) for m in known_torch_minors()) if r is not None)
+
+
 def known_torch_minors() -> list[str]:
-    return sorted(load("torch_releases")["releases"], key=lambda m: tuple(int(x) for x in m.split(".")))
+    return sorted(load("torch_releases")["releases"], key=_minor_key)
+
+
+def _minor_key(minor: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in minor.split("."))
