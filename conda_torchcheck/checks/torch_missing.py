@@ -16,6 +16,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge import load, parse_version, torch_releases
+from conda_torchcheck.knowledge.version import cuda_tag_version, release_key
 from conda_torchcheck.messages import msg
 
 #: 32-bit interpreters (PE x86, ELF i386/armv7): torch publishes no wheels for them
@@ -26,12 +27,12 @@ def _latest_release(python: tuple[int, int] | None) -> tuple[str, dict, bool]:
     """(minor, row, python_supported): the newest known torch release, or the newest that supports ``python``
     when the newest does not (for a Python older than its minimum)."""
     releases = load("torch_releases")["releases"]
-    ordered = sorted(releases, key=lambda m: tuple(int(p) for p in m.split(".")))
+    ordered = sorted(releases, key=release_key)
     newest = ordered[-1]
     if python is None:
         return newest, releases[newest], True
     for minor in reversed(ordered):
-        low, high = (tuple(int(p) for p in v.split(".")) for v in releases[minor]["python"])
+        low, high = (release_key(v) for v in releases[minor]["python"])
         if low <= python <= high:
             return minor, releases[minor], True
     return newest, releases[newest], False
@@ -45,11 +46,8 @@ def _cuda_tag_for_driver(tags: list[str], driver: str, os_name: str) -> str | No
     if have is None:
         return None
 
-    def version_of(tag: str) -> str:
-        digits = tag[2:]
-        return f"{digits[:-1]}.{digits[-1]}"
-
-    by_newest = sorted(tags, key=lambda t: tuple(int(p) for p in version_of(t).split(".")), reverse=True)
+    version_of = cuda_tag_version
+    by_newest = sorted(tags, key=lambda t: release_key(version_of(t)), reverse=True)
     for tag in by_newest:
         need = table["toolkit_driver"].get(version_of(tag), {}).get(os_name)
         if need and have >= parse_version(need):

@@ -7,39 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from conda_torchcheck._toml import load_toml_text
+from conda_torchcheck.knowledge.version import base_version, cuda_tag_version, release_key
+from conda_torchcheck.knowledge.version import minor_of as minor_of
+from conda_torchcheck.knowledge.version import parse_version as parse_version
 
 
 @functools.cache
 def load(name: str) -> dict[str, Any]:
     """The parsed table ``<name>.toml``."""
     return load_toml_text((Path(__file__).resolve().parent / f"{name}.toml").read_text(encoding="utf-8"))
-
-
-def parse_version(text: str | None) -> Version | None:
-    if not text:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        # conda versions like 2.5.1.post0 or 1!2.0 parse; odd ones (2024.1.0_1) get their numeric head
-        head = []
-        for part in text.replace("_", ".").split("."):
-            if part.isdigit():
-                head.append(part)
-            else:
-                break
-        try:
-            return Version(".".join(head)) if head else None
-        except InvalidVersion:
-            return None
-
-
-def minor_of(version: str | None) -> str | None:
-    v = parse_version(version)
-    return f"{v.major}.{v.minor}" if v else None
 
 
 @dataclass(frozen=True)
@@ -71,31 +48,23 @@ class TorchRelease:
 
     def torchvision_for(self, torch_version: str) -> tuple[str, ...]:
         """Acceptable torchvision versions (exact patches where the table says so, else the minor)."""
-        patch = self.raw.get("torchvision_patch", {}).get(_base(torch_version))
+        patch = self.raw.get("torchvision_patch", {}).get(base_version(torch_version))
         return tuple(patch) if patch else (self.torchvision,)
 
     def torchaudio_for(self, torch_version: str) -> tuple[str, ...]:
-        patch = self.raw.get("torchaudio_patch", {}).get(_base(torch_version))
+        patch = self.raw.get("torchaudio_patch", {}).get(base_version(torch_version))
         return tuple(patch) if patch else (self.torchaudio,)
 
     def supports_python(self, major_minor: tuple[int, int]) -> bool:
         # rows up to 1.4 also support 2.7, outside their [min, max] 3.x range ("python_extra")
         extras = self.raw.get("python_extra", ())
-        if any(tuple(int(x) for x in extra.split(".")) == tuple(major_minor) for extra in extras):
+        if any(release_key(extra) == tuple(major_minor) for extra in extras):
             return True
-        lo = tuple(int(x) for x in self.python[0].split("."))
-        hi = tuple(int(x) for x in self.python[1].split("."))
-        return lo <= major_minor <= hi
+        return release_key(self.python[0]) <= tuple(major_minor) <= release_key(self.python[1])
 
 
-def _cuda_tag_key(tag: str) -> tuple[int, int]:
-    """cu118 -> (11, 8), cu132 -> (13, 2)."""
-    digits = tag[2:] if tag.startswith("cu") and tag[2:].isdigit() else "0"
-    return (int(digits[:-1] or 0), int(digits[-1]))
-
-
-def _base(version: str) -> str:
-    return version.split("+", 1)[0]
+def _cuda_tag_key(tag: str) -> tuple[int, ...]:
+    return release_key(cuda_tag_version(tag))
 
 
 def torch_release(version: str | None) -> TorchRelease | None:
@@ -108,7 +77,7 @@ def torch_release(version: str | None) -> TorchRelease | None:
         return None
     floor = None
     if data.get("pip_cuda_partial"):
-        before = [m for m in known_torch_minors() if _minor_key(m) < _minor_key(minor) and rows[m].get("pip_cuda")]
+        before = [m for m in known_torch_minors() if release_key(m) < release_key(minor) and rows[m].get("pip_cuda")]
         if before:
             floor = min(rows[before[-1]]["pip_cuda"], key=_cuda_tag_key)
     return TorchRelease(
@@ -131,8 +100,4 @@ def torch_releases() -> tuple[TorchRelease, ...]:
 
 
 def known_torch_minors() -> list[str]:
-    return sorted(load("torch_releases")["releases"], key=_minor_key)
-
-
-def _minor_key(minor: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in minor.split("."))
+    return sorted(load("torch_releases")["releases"], key=release_key)

@@ -22,27 +22,14 @@ import functools
 from typing import Any
 
 from conda_torchcheck.knowledge import load
+from conda_torchcheck.knowledge.version import base_version, release_key
 
 # The pytorch channel's CUDA selector changed with 1.13: pytorch-cuda (from -c nvidia) replaced cudatoolkit [PREV].
 PYTORCH_CUDA_FROM = (1, 13)
 
 
-def _key(version: str) -> tuple[int, ...]:
-    out = []
-    for part in version.split("+", 1)[0].split("."):
-        digits = "".join(ch for ch in part if ch.isdigit()) if not part.isdigit() else part
-        if not part.isdigit():
-            break  # 2.6.0.dev20241112 → (2, 6, 0); 0.1.6.post22 → (0, 1, 6)
-        out.append(int(digits))
-    return tuple(out)
-
-
-def _base(version: str) -> str:
-    return version.strip().split("+", 1)[0]
-
-
 def _minor(version: str) -> str:
-    parts = _base(version).split(".")
+    parts = base_version(version).split(".")
     return ".".join(parts[:2])
 
 
@@ -52,13 +39,13 @@ def _builds() -> dict[str, dict[str, Any]]:
 
 @functools.cache
 def _patches_of(minor: str) -> tuple[str, ...]:
-    return tuple(sorted((v for v in _builds() if _minor(v) == minor), key=_key))
+    return tuple(sorted((v for v in _builds() if _minor(v) == minor), key=release_key))
 
 
 def _resolve(version: str) -> tuple[str, ...]:
     """The patch releases a version string names: '1.11.0' → ('1.11.0',); '1.12' → ('1.12.0', '1.12.1');
     '1.11.0+cu113' → ('1.11.0',). Unknown → ()."""
-    base = _base(version)
+    base = base_version(version)
     if base in _builds():
         return (base,)
     if len(base.split(".")) == 2:
@@ -121,12 +108,12 @@ def pytorch_channel_builds(version: str) -> dict[str, Any] | None:
             name = entry.get("metapackage", cu) if entry["kind"] == "cuda-metapackage" else cu
             if name not in bucket:
                 bucket.append(name)
-    out["cudatoolkit"] = tuple(sorted(toolkit, key=_key))
-    out["pytorch_cuda"] = tuple(sorted(pcuda, key=_key))
+    out["cudatoolkit"] = tuple(sorted(toolkit, key=release_key))
+    out["pytorch_cuda"] = tuple(sorted(pcuda, key=release_key))
     out["cuda_metapackages"] = tuple(sorted(meta))
     osx64_last = load("torch_releases")["channels"].get("pytorch_osx64_last", "2.2.2")
     if out["osx"]:
-        out["osx_subdirs"] = ("osx-64",) if _key(versions[-1]) <= _key(osx64_last) else ("osx-arm64",)
+        out["osx_subdirs"] = ("osx-64",) if release_key(versions[-1]) <= release_key(osx64_last) else ("osx-arm64",)
     else:
         out["osx_subdirs"] = ()
     return out
@@ -136,7 +123,7 @@ def _legacy_builds(version: str) -> dict[str, Any] | None:
     """0.4.1, the one pre-1.0 release the page gives commands for: cuda75/80/90/92 metapackages, CPU without a
     selector. Other pre-1.0 versions (0.2.0 is named as an example) have no listed variants: None."""
     legacy = load("pytorch_channel_builds").get("legacy", {})
-    base = _base(version)
+    base = base_version(version)
     if base not in legacy.get("conda_versions", []) or base not in legacy.get("example_versions", [])[:1]:
         return None
     metas = tuple(legacy.get("conda_cuda_metapackages", ()))
@@ -165,7 +152,7 @@ def pytorch_channel_versions() -> tuple[str, ...]:
     older releases were on the channel too). 1.8.2 (channel pytorch-lts) is not included."""
     found = [v for v, row in _builds().items() if row.get("conda_channel") == "pytorch"]
     found += load("pytorch_channel_builds").get("legacy", {}).get("conda_versions", [])
-    return tuple(sorted(set(found), key=_key))
+    return tuple(sorted(set(found), key=release_key))
 
 
 def pytorch_channel_has(version: str) -> bool | None:
@@ -176,14 +163,14 @@ def pytorch_channel_has(version: str) -> bool | None:
     tables cannot tell — releases the page skips (1.3.x, 1.10.2), versions between the page's pre-1.0 examples
     (0.3.1), anything else unknown. Callers must not report None as "never on the channel".
     """
-    base = _base(version)
+    base = base_version(version)
     have = pytorch_channel_versions()
     if base in have or any(_minor(v) == base for v in have):
         return True
-    k = _key(base)
+    k = release_key(base)
     if not k:
         return None
-    if k > _key(pytorch_channel_last()):
+    if k > release_key(pytorch_channel_last()):
         return False
     if _resolve(base):
         return False  # a section without a conda command
@@ -202,7 +189,7 @@ def pytorch_cuda_versions() -> tuple[str, ...]:
         for cu, entry in row.get("conda_cuda", {}).items():
             if entry["kind"] == "pytorch-cuda":
                 found.add(cu)
-    return tuple(sorted(found, key=_key))
+    return tuple(sorted(found, key=release_key))
 
 
 def cudatoolkit_versions(version: str) -> tuple[str, ...]:
@@ -236,11 +223,11 @@ def companions(torch_version: str) -> dict[str, tuple[str, ...]]:
             if item and item not in aud:
                 aud.append(item)
     if versions:
-        return {"torchvision": tuple(sorted(vis, key=_key)), "torchaudio": tuple(sorted(aud, key=_key))}
+        return {"torchvision": tuple(sorted(vis, key=release_key)), "torchaudio": tuple(sorted(aud, key=release_key))}
     row = load("torch_releases")["releases"].get(_minor(torch_version))
     if row is None:
         return {}
-    base = _base(torch_version)
+    base = base_version(torch_version)
     tv = tuple(row.get("torchvision_patch", {}).get(base, ())) or ((row["torchvision"],) if row["torchvision"] else ())
     ta = tuple(row.get("torchaudio_patch", {}).get(base, ())) or ((row["torchaudio"],) if row["torchaudio"] else ())
     return {"torchvision": tv, "torchaudio": ta}
@@ -256,7 +243,7 @@ def torch_for_torchvision(torchvision_version: str) -> tuple[str, ...]:
             out.append(minor)
         elif want in [x for xs in row.get("torchvision_patch", {}).values() for x in xs]:
             out.append(minor)
-    return tuple(sorted(set(out), key=_key))
+    return tuple(sorted(set(out), key=release_key))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -302,7 +289,7 @@ def pip_local_tags(version: str) -> tuple[str, ...]:
                 out.append(tag)
     if not versions:
         row = load("torch_releases")["releases"].get(_minor(version))
-        if row is not None and _key(version) >= (2, 0):
+        if row is not None and release_key(version) >= (2, 0):
             out = [*row.get("pip_cuda", []), *row.get("pip_rocm", []), "cpu"]
     return tuple(out)
 
@@ -340,20 +327,20 @@ def wheel_exists(torch_version: str) -> bool | None:
 def conda_forge_versions() -> tuple[str, ...]:
     """Every torch version conda-forge's pytorch (pytorch-cpu in 2018-2019) was built for, oldest first [FS].
     Rows of torch_releases.toml newer than the feedstock snapshot are not included."""
-    return tuple(sorted(load("conda_forge_builds")["versions"], key=_key))
+    return tuple(sorted(load("conda_forge_builds")["versions"], key=release_key))
 
 
 def conda_forge_builds(version: str) -> dict[str, tuple[str, ...]]:
     """{platform: variants} of conda-forge's pytorch for an exact version or a minor (union): variants are
     "cpu" and CUDA versions ("11.8", "12.9" …). {} when conda-forge had no such version."""
     table = load("conda_forge_builds")["versions"]
-    base = _base(version)
+    base = base_version(version)
     keys = [base] if base in table else [v for v in table if _minor(v) == base]
     out: dict[str, set[str]] = {}
     for v in keys:
         for plat, variants in table[v].get("platforms", {}).items():
             out.setdefault(plat, set()).update(variants)
-    return {p: tuple(sorted(vs, key=lambda x: (x != "cpu", _key(x)))) for p, vs in out.items()}
+    return {p: tuple(sorted(vs, key=lambda x: (x != "cpu", release_key(x)))) for p, vs in out.items()}
 
 
 def conda_forge_cuda_convention(cuda_version: str) -> dict[str, Any]:
@@ -361,7 +348,7 @@ def conda_forge_cuda_convention(cuda_version: str) -> dict[str, Any]:
     ``cuda-version`` constraint from 2023 on: cudatoolkit + cuda-version together is correct there), for 12.x
     and later there is no cudatoolkit: ``cuda-version`` + the split ``cuda-*`` packages [FS].
     Returns {"packages": (...), "cudatoolkit_ok": bool, "source": "FS"}."""
-    major = _key(cuda_version)[:1]
+    major = release_key(cuda_version)[:1]
     if major and major[0] <= 11:
         return {"packages": ("cudatoolkit", "cuda-version"), "cudatoolkit_ok": True, "source": "FS"}
     return {"packages": ("cuda-version",), "cudatoolkit_ok": False, "source": "FS"}
@@ -381,7 +368,7 @@ def pyg_torch_versions() -> tuple[str, ...]:
     """Torch versions PyG's extension wheels exist for: the pages of pyg_wheel_pages() and the older versions
     its docs list (1.4.0 … 1.11.0), oldest first."""
     data = load("pyg_wheels")
-    return tuple(sorted(set(data["wheels"]) | set(data.get("older", {}).get("torch_versions", [])), key=_key))
+    return tuple(sorted(set(data["wheels"]) | set(data.get("older", {}).get("torch_versions", [])), key=release_key))
 
 
 def pyg_conda_torch_versions() -> tuple[str, ...]:
@@ -398,7 +385,7 @@ def pyg_conda_newest() -> str:
 def pyg_local_tag(torch_version: str, tag: str) -> str:
     """The local version PyG's extension wheels carry for a torch and a variant: ("2.4.1", "cu121") →
     "pt24cu121" (torch_scatter-2.1.2+pt24cu121), ("2.11.0", "cpu") → "pt211cpu" [PYG wheel file names]."""
-    parts = _base(torch_version).split(".")
+    parts = base_version(torch_version).split(".")
     return f"pt{parts[0]}{parts[1] if len(parts) > 1 else ''}{tag}"
 
 
@@ -442,8 +429,8 @@ def pyg_wheel_page_exists(torch_version: str, tag: str) -> bool | None:
             return tag in tags
     if minor in {_minor(v) for v in pyg_torch_versions()}:
         return None
-    newest = max(pyg_wheel_pages(), key=_key)
-    return False if _key(minor) <= _key(newest) else None
+    newest = max(pyg_wheel_pages(), key=release_key)
+    return False if release_key(minor) <= release_key(newest) else None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -453,16 +440,16 @@ def pyg_wheel_page_exists(torch_version: str, tag: str) -> bool | None:
 def is_nightly(version: str) -> bool:
     """``2.6.0.dev20241112`` (pytorch-nightly conda channel / download.pytorch.org/whl/nightly): a dev build
     named <next release>.dev<YYYYMMDD>."""
-    base = _base(version)
+    base = base_version(version)
     head, sep, tail = base.rpartition(".dev")
-    return bool(sep) and len(tail) == 8 and tail.isdigit() and bool(_key(head))
+    return bool(sep) and len(tail) == 8 and tail.isdigit() and bool(release_key(head))
 
 
 def nightly_release(version: str) -> str | None:
     """The release a nightly build leads up to ("2.6.0.dev20241112" → "2.6.0"); None if not a nightly."""
     if not is_nightly(version):
         return None
-    return _base(version).rpartition(".dev")[0]
+    return base_version(version).rpartition(".dev")[0]
 
 
 def nightly() -> dict[str, Any]:
@@ -502,13 +489,13 @@ def exists(package: str, version: str, *, channel: str | None = None, cuda: str 
             return wheel_exists(version)
         if channel == "conda-forge":
             table = load("conda_forge_builds")["versions"]
-            base = _base(version)
+            base = base_version(version)
             if base in table or any(_minor(v) == base for v in table):
                 if cuda is None:
                     return True
                 return any(cuda in vs for vs in conda_forge_builds(base).values())
-            newest = max(table, key=_key)
-            return False if _key(base) <= _key(newest) else None
+            newest = max(table, key=release_key)
+            return False if release_key(base) <= release_key(newest) else None
         if channel == "pyg":
             return _minor(version) in {_minor(v) for v in pyg_torch_versions()}
         if channel in (None, "pytorch"):
@@ -524,7 +511,7 @@ def exists(package: str, version: str, *, channel: str | None = None, cuda: str 
             return has
         return None
     if name in ("torchvision", "torchaudio"):
-        want = _base(version)
+        want = base_version(version)
         for row in _builds().values():
             if want in (row.get(name, ""), *row.get(f"pip_{name}", [])):
                 return True
