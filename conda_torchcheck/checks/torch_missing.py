@@ -15,7 +15,8 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import load, parse_version, torch_releases
+from conda_torchcheck.knowledge import parse_version, torch_releases
+from conda_torchcheck.knowledge.cuda import family_minimum, toolkit_driver
 from conda_torchcheck.knowledge.version import cuda_tag_version, release_key
 from conda_torchcheck.messages import msg
 
@@ -26,22 +27,20 @@ BITS32_ARCHES = frozenset({"x86", "i386", "i686", "armv7l", "armv7", "arm"})
 def _latest_release(python: tuple[int, int] | None) -> tuple[str, dict, bool]:
     """(minor, row, python_supported): the newest known torch release, or the newest that supports ``python``
     when the newest does not (for a Python older than its minimum)."""
-    releases = load("torch_releases")["releases"]
-    ordered = sorted(releases, key=release_key)
+    ordered = torch_releases()
     newest = ordered[-1]
     if python is None:
-        return newest, releases[newest], True
-    for minor in reversed(ordered):
-        low, high = (release_key(v) for v in releases[minor]["python"])
+        return newest.minor, newest.raw, True
+    for release in reversed(ordered):
+        low, high = (release_key(v) for v in release.python)
         if low <= python <= high:
-            return minor, releases[minor], True
-    return newest, releases[newest], False
+            return release.minor, release.raw, True
+    return newest.minor, newest.raw, False
 
 
 def _cuda_tag_for_driver(tags: list[str], driver: str, os_name: str) -> str | None:
     """The newest cuXY index of ``tags`` this driver runs: first by the toolkit's own driver (full support),
     else by the CUDA family's minimum (minor-version compatibility)."""
-    table = load("cuda_driver")
     have = parse_version(driver)
     if have is None:
         return None
@@ -49,11 +48,11 @@ def _cuda_tag_for_driver(tags: list[str], driver: str, os_name: str) -> str | No
     version_of = cuda_tag_version
     by_newest = sorted(tags, key=lambda t: release_key(version_of(t)), reverse=True)
     for tag in by_newest:
-        need = table["toolkit_driver"].get(version_of(tag), {}).get(os_name)
+        need = toolkit_driver(version_of(tag), os_name)
         if need and have >= parse_version(need):
             return tag
     for tag in by_newest:
-        need = table["family_minimum"].get(version_of(tag).split(".")[0], {}).get(os_name)
+        need = family_minimum(version_of(tag).split(".")[0], os_name)
         if need and have >= parse_version(need):
             return tag
     return None
@@ -169,7 +168,7 @@ def _fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver, cuda_pin=None
 
 def _cuda_family_ok(driver: str) -> bool:
     """Whether the driver runs conda-forge's CUDA 12 builds (``__cuda >= 12``: minor-version compatibility)."""
-    need = load("cuda_driver")["family_minimum"]["12"]["linux"]
+    need = family_minimum("12", "linux")
     have = parse_version(driver)
     return have is not None and have >= parse_version(need)
 

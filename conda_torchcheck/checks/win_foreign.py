@@ -95,11 +95,11 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
 
     From the packages' file lists (RECORD, conda-meta), so nothing is walked: site-packages and Library\\bin alike.
     """
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge.windows import foreign_packages
     from conda_torchcheck.loader.windows import read_record
 
     names = closure_names(graph)
-    known = load("windows_foreign")["packages"]
+    known = foreign_packages()
     torch_names = {"torch", "pytorch", "libtorch", "pytorch-cuda", "pytorch-gpu", "pytorch-cpu"}
     out: list[Copy] = []
     seen: set[str] = set()
@@ -116,8 +116,8 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
         if not hits:
             continue
         ext_dirs = {_norm(os.path.dirname(r)) for r in rows if r.lower().endswith(".pyd")}
-        info = known.get(key, {})
-        if not ext_dirs and not info:
+        info = known.get(key)
+        if not ext_dirs and info is None:
             # data-only wheels (nvidia-*-cu12): their DLLs load only when some other package loads them, and
             # "import <it> first" would not be true; say nothing rather than name the wrong import
             continue
@@ -134,7 +134,8 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
                     f"pip: {dist.raw_name} {dist.version}",
                     dist.raw_name,
                     str(dist.version),
-                    info.get("import_name") or (top if not top.endswith((".libs", ".data")) else dist.raw_name),
+                    (info.import_name if info else None)
+                    or (top if not top.endswith((".libs", ".data")) else dist.raw_name),
                     _norm(os.path.dirname(rel)) in ext_dirs,
                     "pip",
                     tuple(
@@ -184,9 +185,9 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
 
 @functools.cache
 def _versioned_prefixes() -> tuple[str, ...]:
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge.windows import versioned_dll_prefixes
 
-    return tuple(load("windows_foreign")["versioned_prefixes"])
+    return versioned_dll_prefixes()
 
 
 def _versioned(name: str) -> bool:
