@@ -15,7 +15,7 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.facts import builder, channels_table, dist_variant, record_variant
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.fs import find_child
-from conda_torchcheck.knowledge import load, minor_of, parse_version, torch_release
+from conda_torchcheck.knowledge import minor_of, parse_version, torch_release, torch_releases
 from conda_torchcheck.messages import msg
 
 #: files that exist when an NVIDIA driver is installed on a live Linux host (kernel module; WSL's GPU bridge)
@@ -95,9 +95,9 @@ def pip_cuda_tag(torch_version: str | None, wanted: str | None) -> str:
     release = torch_release(torch_version)
     tags = list(release.pip_cuda) if release else []
     if not tags:
-        newest = load("torch_releases")["releases"]
-        latest = sorted(newest, key=lambda m: tuple(int(x) for x in m.split(".")))[-1]
-        tags = list(newest[latest]["pip_cuda"])
+        # a release beyond the tables: the newest one whose every CUDA variant the tables list
+        newest = next(r for r in reversed(torch_releases()) if r.pip_cuda and r.pip_cuda_known)
+        tags = list(newest.pip_cuda)
     if wanted:
         exact = "cu" + wanted.replace(".", "")
         if exact in tags:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import mac_common as common
 from conda_torchcheck.checks.context import CheckContext
@@ -26,8 +24,10 @@ def needed_macos(table: dict, torch_version: str | None) -> str:
     """The oldest macOS whose MPS this torch release can use."""
     needed = table["min_macos"]
     have = parse_version((torch_version or "").split("+", 1)[0])
-    for release, macos_version in sorted(table.get("min_macos_by_torch", {}).items(), key=lambda kv: Version(kv[0])):
-        if have is not None and have.release[:2] >= Version(release).release[:2]:
+    for release, macos_version in sorted(
+        table.get("min_macos_by_torch", {}).items(), key=lambda kv: parse_version(kv[0])
+    ):
+        if have is not None and have.release[:2] >= parse_version(release).release[:2]:
             needed = macos_version
     return needed
 
@@ -36,7 +36,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     table = common.dyld_table()["mps"]
     torch = ctx.torch
     installed = parse_version((torch.version or "").split("+", 1)[0]) if torch.installed else None
-    if ctx.env.os == "darwin" and installed is not None and installed < Version(table["min_torch"]):
+    if ctx.env.os == "darwin" and installed is not None and installed < parse_version(table["min_torch"]):
         yield finding(
             "TC455",
             Severity.WARNING,

@@ -94,7 +94,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         return  # conda-forge still builds osx-64 pytorch
     table = common.dyld_table()["wheels"]
     last_text = table["last_x86_64_torch"]
-    last = Version(last_text)
+    last = parse_version(last_text)
     installed = parse_version(torch.version) if torch.installed else None
     if installed is not None and installed > last:
         return  # an arm64 (or self-built) torch in an x86_64 env: TC451 says whether it loads

@@ -30,7 +30,7 @@ from conda_torchcheck.checks.win_common import (
 )
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
-from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.knowledge.windows import runtime_minimum
 from conda_torchcheck.messages import msg
 
 NEW_VC_DLLS = ("vcruntime140_threads.dll", "msvcp140_atomic_wait.dll")
@@ -342,7 +342,7 @@ def unexamined_finding(ctx: CheckContext, graph, names: list[str]) -> Finding:
     requirement = ""
     vc = [n for n in names if dll_kind(n) == "vc-runtime"]
     if vc:
-        need = "14.40" if (parse_version(torch_version) or parse_version("0")) >= parse_version("2.9") else None
+        need = runtime_minimum("msvcp140.dll", torch_version)
         if any(n.lower() in NEW_VC_DLLS for n in vc) or need:
             from conda_torchcheck.messages import translate
 

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from conda_torchcheck.knowledge import TorchRelease, load, minor_of, torch_release
+from conda_torchcheck.knowledge.version import release_key
 
 
 @functools.cache
@@ -109,7 +110,7 @@ def rocm_tags(version: str | None) -> tuple[str, ...]:
 
 def known_minors() -> list[str]:
     minors = set(load("torch_releases")["releases"]) | set(_env_facts().get("old_releases", {}))
-    return sorted(minors, key=lambda m: tuple(int(x) for x in m.split(".")))
+    return sorted(minors, key=release_key)
 
 
 def example_pin(tag: str) -> str | None:

@@ -22,6 +22,7 @@ from conda_torchcheck.envspec.matchspec import (
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
 from conda_torchcheck.knowledge import TorchRelease, load
+from conda_torchcheck.knowledge.version import release_key
 
 CONDA_TORCH = ("pytorch", "torchvision", "torchaudio")
 PIP_TORCH = ("torch", "torchvision", "torchaudio")
@@ -291,7 +292,7 @@ def python_minors(spec: str | None) -> tuple[str, ...] | None:
 
 
 def release_python_ok(release: TorchRelease, minors: tuple[str, ...]) -> bool:
-    return any(release.supports_python(tuple(int(x) for x in m.split("."))) for m in minors)  # type: ignore[arg-type]
+    return any(release.supports_python(release_key(m)) for m in minors)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

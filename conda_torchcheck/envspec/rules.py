@@ -629,7 +629,12 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
         yield from _range_not_offered(ctx, indexes)
     if release is not None and "torch" in i.pip:
         for item, index in indexes:
-            if index.tag and index.tag.startswith("cu") and index.tag not in release.pip_cuda and not index.nightly:
+            if (
+                index.tag
+                and index.tag.startswith("cu")
+                and not index.nightly
+                and release.offers_pip_cuda(index.tag) is False
+            ):
                 yield finding(
                     "TC607",
                     Severity.ERROR,
@@ -699,7 +704,7 @@ def tags_offered(version: str) -> tuple[str, ...] | None:
     from conda_torchcheck.envspec.history import rocm_tags
 
     release = torch_release(version)
-    if release is None:
+    if release is None or not release.pip_cuda_known:
         return None
     try:
         from conda_torchcheck.knowledge import releases
@@ -734,7 +739,7 @@ def _range_not_offered(ctx: RuleContext, indexes) -> Iterator[Finding]:
         tag = index.tag
         if not tag or not tag.startswith("cu") or index.nightly:
             continue
-        if any(tag in r.pip_cuda for r in releases if r is not None):
+        if any(r.offers_pip_cuda(tag) is not False for r in releases if r is not None):
             continue
         offered = sorted({t for r in releases if r is not None for t in r.pip_cuda})
         yield finding(

@@ -4,7 +4,7 @@
     result = explain(text)              # ranked causes with how to tell them apart
     result = explain(text, ctx=ctx)     # + the checks that confirm or rule out each cause on that env
 
-The knowledge is data: ``error_patterns.toml`` (regexes, extracted fields, causes in order, confirming
+The knowledge is data: ``error_patterns/*.toml``, split by area (regexes, extracted fields, causes in order, confirming
 finding ids) and the message catalog ``messages/tc7_explain.toml`` (the words, English and Chinese).
 """
 

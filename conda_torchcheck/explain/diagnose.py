@@ -138,7 +138,18 @@ def pattern_params(match: Match) -> dict[str, str]:
     """The match's fields with a readable stand-in for each field a message may use but the text did not name."""
     params = {k: Absent("explain.unnamed") for k in _MESSAGE_FIELDS}
     params.update(match.fields)
+    params["supported_python"] = supported_python(match.fields.get("requirement", ""))
     return params  # type: ignore[return-value]
+
+
+def supported_python(requirement: str) -> str:
+    """A Python the release tables say has wheels of the torch a requirement pins (its newest; torch==2.1.0:
+    3.11), or of the newest release the tables know when it pins none."""
+    from conda_torchcheck.knowledge import torch_release, torch_releases
+
+    pinned = _PINNED_TORCH.match(requirement)
+    release = torch_release(pinned.group(1)) if pinned else None
+    return (release or torch_releases()[-1]).python[1]
 
 
 # every field a pattern can extract (the message templates may use any of them)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conda_torchcheck._toml import load_toml_text
-from conda_torchcheck.knowledge._build import gen_release_tables as gen
+from tools import gen_release_tables as gen
 
 PAGE = """---
 title: test

@@ -10,7 +10,7 @@ import pytest
 from conda_torchcheck.knowledge import known_torch_minors, load, torch_release
 from conda_torchcheck.knowledge import releases as r
 
-SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW", "QS", "ANN", "ANA", "KRC"}
+SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW", "QS", "ANN", "ANA", "KRC", "PYPI"}
 
 
 # -- every row has a source ---------------------------------------------------------------------------------
