@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import PYTORCH_PUBLISHERS, build_builder, builder_of
+from conda_torchcheck.builders import builder_of
+from conda_torchcheck.envspec.intent import PYTORCH_PUBLISHERS, build_builder
 from conda_torchcheck.envspec.parse import CondaDep
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
