@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import Intent, on_pytorch_channel
+from conda_torchcheck.envspec.intent import Intent, build_builder, on_pytorch_channel
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, channels_ev, defaults_first, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
-
-
-def _channel_build(build: str | None) -> bool:
-    """``py3.11_cuda12.4_cudnn9_0`` / ``py3.9_cpu_0``: a build string of the pytorch channel."""
-    import re
-
-    return bool(build) and re.match(r"py[23](?:\.\d+|\d+)_(?:cuda|cu\d|cpu|rocm)", build.lower()) is not None
 
 
 def _pytorch_cuda_major(i: Intent) -> int | None:
@@ -35,7 +28,9 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
         torch = i.deps.get("pytorch")
         prefixed = torch is not None and torch.spec is not None and torch.spec.channel_name == "pytorch"
         # `pytorch=1.11.0=py3.10_cpu_0` names a build only the pytorch channel has: the order cannot pick another
-        prefixed = prefixed or bool(torch is not None and torch.spec is not None and _channel_build(torch.spec.build))
+        prefixed = prefixed or bool(
+            torch is not None and torch.spec is not None and build_builder(torch.spec.build) == "pytorch"
+        )
         first = next((c for c in ctx.file.channels or () if c.name in ("conda-forge", "defaults", "anaconda")), None)
         if not prefixed and first is not None and names.index(first.name) < names.index("pytorch"):
             yield finding(
