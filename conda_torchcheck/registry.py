@@ -8,11 +8,13 @@ environment-file rule (``conda_torchcheck.envspec.rules.*``, run by ``spec check
 templates, or the check runner itself. Adding a check is: its module, one ``Emitter`` line, one ``FindingSpec``
 line per id, messages (en and zh_CN), a docs page and a test (CONTRIBUTING.md).
 
-Plain classes, not dataclasses, and nothing imported at module level: the OS filter reads this table before any
-check module is imported.
+Plain classes, not dataclasses, and only functools imported at module level: the OS filter reads this table
+before any check module is imported.
 """
 
 from __future__ import annotations
+
+import functools
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -709,25 +711,23 @@ FINDINGS: tuple[FindingSpec, ...] = (
 )
 
 
-def _index() -> tuple[dict[str, FindingSpec], dict[str, Emitter]]:
-    global _BY_ID, _BY_NAME
-    if _BY_ID is None:
-        _BY_ID = {spec.id: spec for spec in FINDINGS}
-        _BY_NAME = {e.name: e for e in EMITTERS}
-    return _BY_ID, _BY_NAME  # type: ignore[return-value]
+@functools.cache
+def _by_id() -> dict[str, FindingSpec]:
+    return {spec.id: spec for spec in FINDINGS}
 
 
-_BY_ID: dict[str, FindingSpec] | None = None
-_BY_NAME: dict[str, Emitter] | None = None
+@functools.cache
+def _by_name() -> dict[str, Emitter]:
+    return {e.name: e for e in EMITTERS}
 
 
 def spec(finding_id: str) -> FindingSpec | None:
     """The registry entry of ``finding_id`` (``TC301``), None for an id the tool never prints."""
-    return _index()[0].get(finding_id.strip().upper())
+    return _by_id().get(finding_id.strip().upper())
 
 
 def emitter(name: str) -> Emitter:
-    return _index()[1][name]
+    return _by_name()[name]
 
 
 def emitter_of_module(module: str) -> Emitter:
