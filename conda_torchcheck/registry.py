@@ -805,10 +805,16 @@ def write_derived() -> list[str]:
     if index.read_text(encoding="utf-8") != docs_index():
         index.write_text(docs_index(), encoding="utf-8", newline="\n")
         changed.append(str(index))
-    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-    if schema["$defs"]["finding_id"]["enum"] != schema_id_enum():
-        schema["$defs"]["finding_id"]["enum"] = schema_id_enum()
-        SCHEMA_FILE.write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+    text = SCHEMA_FILE.read_text(encoding="utf-8")
+    if json.loads(text)["$defs"]["finding_id"]["enum"] != schema_id_enum():
+        # only the enum's lines change: the rest of the file keeps its hand-written layout
+        start = text.index('"enum": [', text.index('"finding_id": {'))
+        end = text.index("]", start)
+        key_indent = " " * (start - text.rindex("\n", 0, start) - 1)
+        items = ",\n".join(f'{key_indent}  "{i}"' for i in schema_id_enum())
+        SCHEMA_FILE.write_text(
+            f'{text[:start]}"enum": [\n{items}\n{key_indent}{text[end:]}', encoding="utf-8", newline="\n"
+        )
         changed.append(str(SCHEMA_FILE))
     return changed
 

@@ -191,3 +191,18 @@ def test_the_lookups():
     assert registry.spec("TC903").platforms == ("windows", "linux")
     assert registry.spec("TC301").message_keys[:2] == ("TC301.title", "TC301.explanation")
     assert [e.name for e in registry.checks_for("darwin")][0] == "unreadable"
+
+
+def test_writing_the_derived_files_changes_only_what_the_registry_derives(tmp_path, monkeypatch):
+    import conda_torchcheck.findings
+    import conda_torchcheck.schema
+
+    (tmp_path / "README.md").write_text("# stale\n", encoding="utf-8")
+    schema = SCHEMA_FILE.read_text(encoding="utf-8")
+    (tmp_path / "schema.json").write_text(schema.replace('        "TC909",\n', "", 1), encoding="utf-8")
+    monkeypatch.setattr(conda_torchcheck.findings, "DOCS_DIR", tmp_path)
+    monkeypatch.setattr(conda_torchcheck.schema, "SCHEMA_FILE", tmp_path / "schema.json")
+    assert len(registry.write_derived()) == 2
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == registry.docs_index()
+    assert (tmp_path / "schema.json").read_text(encoding="utf-8") == schema
+    assert registry.write_derived() == []
