@@ -82,9 +82,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-CHECK = Check(
-    name="channels",
-    ids=("TC101",),
-    summary="torch-family conda packages from different builders (pytorch channel, conda-forge, defaults, nvidia)",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -192,10 +192,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="cpu_build",
-    ids=("TC108",),
-    summary="a CPU-only torch where CUDA packages, a CUDA torchvision or an NVIDIA driver say CUDA was wanted",
-    run=run,
-    platforms=("windows", "linux"),
-)
+CHECK = Check.declared(__name__, run)

@@ -290,10 +290,4 @@ def supports(archs: list[str], ptx: str | None, capability: str) -> str:
     return "no"
 
 
-CHECK = Check(
-    name="cuda_driver",
-    ids=("TC501", "TC502", "TC503"),
-    summary="NVIDIA driver version and GPU architecture against the CUDA build of torch",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from conda_torchcheck.builders import builder_of
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.inventory.fs import find_path
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
@@ -22,15 +23,8 @@ def channels_table() -> dict:
 
 
 def builder(channel: str | None) -> str:
-    """Who built a record's binaries: ``pytorch`` (also nightly/test), ``conda-forge``, ``anaconda`` (defaults),
-    ``nvidia``, or the channel itself for anything else."""
-    if not channel:
-        return "unknown"
-    lowered = channel.lower()
-    for name, channels in channels_table()["builders"].items():
-        if lowered in channels:
-            return name
-    return channel
+    """Who built a record's binaries (conda_torchcheck.builders), ``unknown`` for a record without a channel."""
+    return builder_of(channel) or "unknown"
 
 
 def channel_label(rec: CondaRecord) -> str:

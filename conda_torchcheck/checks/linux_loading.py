@@ -513,10 +513,4 @@ def _unreadable(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
         )
 
 
-CHECK = Check(
-    name="linux_loading",
-    ids=("TC401", "TC402", "TC406", "TC903"),
-    summary="libraries ld.so cannot find, symbol versions the winning copy lacks, substituted torch libraries",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -72,10 +72,4 @@ def _conda_owners(ctx: CheckContext, files: list[str]) -> dict[str, str]:
     return owners
 
 
-CHECK = Check(
-    name="linux_openmp",
-    ids=("TC420",),
-    summary="two OpenMP runtimes that would both load into the torch process",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

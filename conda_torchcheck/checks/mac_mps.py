@@ -72,10 +72,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield finding("TC455", Severity.INFO, version=version, host_text=host_text, evidence=evidence)
 
 
-CHECK = Check(
-    name="mac_mps",
-    ids=("TC455",),
-    summary="whether torch can use MPS (the Apple GPU) on this Mac: too old a macOS or torch for it is a warning",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

@@ -149,10 +149,4 @@ def _own_copies(ctx: CheckContext, loaded: Path, install: str, copies: dict[str,
     )
 
 
-CHECK = Check(
-    name="mac_openmp",
-    ids=("TC454",),
-    summary="two OpenMP runtimes in one process on macOS (torch's and another package's, or two in torch's wheel)",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

@@ -137,10 +137,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="mac_x86",
-    ids=("TC452",),
-    summary="an x86_64 Python on macOS: PyPI has no torch wheels for it after 2.2.2",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

@@ -98,10 +98,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="mkl_ijit",
-    ids=("TC105",),
-    summary="mkl >= 2024.1 beside a pytorch-channel (dynamic MKL) pytorch: undefined symbol iJIT_NotifyEvent",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -153,9 +153,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-CHECK = Check(
-    name="requirements",
-    ids=("TC209",),
-    summary="Python dependencies torch, torchvision or torchaudio declare that are missing or too old",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

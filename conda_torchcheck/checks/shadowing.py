@@ -245,9 +245,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _cwd(ctx)
 
 
-CHECK = Check(
-    name="shadowing",
-    ids=("TC205", "TC206"),
-    summary="torch in the user site, in PYTHONPATH / .pth folders or in the working directory",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -200,9 +200,4 @@ def _conda_fixes(ctx, pin: str | None, cuda: bool | None) -> Iterator[Fix]:
         yield Fix("conda", msg(key), commands=commands)
 
 
-CHECK = Check(
-    name="torch_missing",
-    ids=("TC100",),
-    summary="torch is not installed: say so, with the install command that fits this env",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

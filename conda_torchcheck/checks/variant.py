@@ -219,9 +219,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _cudatoolkit(ctx)
 
 
-CHECK = Check(
-    name="variant",
-    ids=("TC102", "TC103"),
-    summary="cpu and cuda builds mixed in the conda torch family; pytorch-cuda not matching pytorch",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -224,9 +224,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _local_versions(ctx)
 
 
-CHECK = Check(
-    name="versions",
-    ids=("TC104", "TC207"),
-    summary="torchvision/torchaudio built for another torch release or another build (+cpu vs +cuXYZ)",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

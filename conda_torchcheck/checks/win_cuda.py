@@ -122,10 +122,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-CHECK = Check(
-    name="win_cuda",
-    ids=("TC312",),
-    summary="cuDNN's lazily loaded sub-libraries are missing or from another cuDNN build (Windows CUDA builds)",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

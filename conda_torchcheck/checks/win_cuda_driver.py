@@ -108,10 +108,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="win_cuda_driver",
-    ids=("TC313",),
-    summary="the NVIDIA driver (System32\\nvcuda.dll) against the CUDA build of torch, on Windows",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -422,10 +422,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-CHECK = Check(
-    name="win_foreign",
-    ids=("TC311",),
-    summary="another package's copy of a DLL torch imports wins when that package is imported first",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -369,10 +369,4 @@ def unexamined_finding(ctx: CheckContext, graph, names: list[str]) -> Finding:
     )
 
 
-CHECK = Check(
-    name="win_missing",
-    ids=("TC301", "TC310", "TC903"),
-    summary="DLLs torch's import cannot find on Windows, with the chain and the places searched",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

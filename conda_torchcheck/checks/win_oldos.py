@@ -99,10 +99,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="win_oldos",
-    ids=("TC314",),
-    summary="torch's DLLs import Windows functions the OS version they run on lacks (Windows 7)",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

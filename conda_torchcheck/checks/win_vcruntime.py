@@ -118,10 +118,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-CHECK = Check(
-    name="win_vcruntime",
-    ids=("TC302",),
-    summary="the Visual C++ runtime copy that wins in the process is older than this torch needs",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

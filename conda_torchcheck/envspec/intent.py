@@ -9,6 +9,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from conda_torchcheck.builders import ANACONDA, CONDA_FORGE, PYTORCH, builder_of
 from conda_torchcheck.envspec.history import cuda_metapackages
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.matchspec import (
@@ -55,17 +56,6 @@ def channel_facts() -> dict[str, Any]:
         return load("conda_channels")
     except (FileNotFoundError, OSError):  # pragma: no cover - shipped with the package
         return {}
-
-
-def builder_of(channel: str | None) -> str | None:
-    """``pytorch``, ``conda-forge``, ``defaults`` or the channel itself: who built what a channel serves."""
-    if channel is None:
-        return None
-    if channel in ("pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts"):
-        return "pytorch"
-    if channel in facts()["defaults"]["names"]:
-        return "defaults"
-    return channel
 
 
 @functools.cache
@@ -474,7 +464,9 @@ def _era(channel: str | None) -> str:
     builder = builder_of(channel)
     if builder is None:
         return "unknown"
-    if builder in ("pytorch", "conda-forge", "defaults"):
+    if builder == ANACONDA:
+        return "defaults"  # the era is named as the file names that channel
+    if builder in (PYTORCH, CONDA_FORGE):
         return builder
     return "other"
 
