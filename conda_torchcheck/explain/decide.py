@@ -3,11 +3,14 @@
 The ranking always puts some cause first; a user acts on it as if it were the answer. So the first cause is
 only called *decided* when the text (or the env) really singles it out:
 
-- an env check confirmed it (``Diagnosis.root_cause``);
-- the error leaves one cause standing (every other cause of the pattern ruled out or contradicted);
-- the error names what this cause alone is about (its ``when`` fields matched or a hint was seen:
-  ``RankedCause.specific``) while the runner-up is not singled out the same way, and the paste does not cast
-  doubt on it.
+- an env check confirmed it (``Diagnosis.root_cause``); or
+- two independent readings agree: the pattern table leaves it alone or singles it out — the error leaves
+  one cause standing, or names what this cause alone is about (its ``when`` fields matched or a hint was
+  seen: ``RankedCause.specific``) while the runner-up is not singled out the same way, and the paste casts
+  no doubt on it — *and* the most similar resolved public report (explain/similar.py) established the same
+  cause. The table alone is not enough: its causes were written from the reports it was tuned on, and on
+  reports nobody had read a lone or named cause was wrong one time in four; with the nearest resolved
+  report agreeing, one in fifteen.
 
 Otherwise the paste fits the first two causes alike, and the decider is derived from what separates them: the
 env facts their premises (``Applies``) test that the paste does not state (the torch version, how torch was
@@ -99,11 +102,27 @@ def decide(expl: Explanation) -> Decision:
     if first.doubt is not None:
         return _undecided(DOUBTED, first, others, expl)
     if not others:
-        return Decision(True, ONLY_CAUSE, first_id)
+        if _corroborated(expl, first_id):
+            return Decision(True, ONLY_CAUSE, first_id)
+        return _undecided(ONLY_CAUSE, first, others, expl)
     runner_up = others[0]
     if first.specific and not runner_up.specific:
-        return Decision(True, NAMED, first_id)
+        if _corroborated(expl, first_id):
+            return Decision(True, NAMED, first_id)
+        return _undecided(NAMED, first, others, expl)
     return _undecided(FITS_SEVERAL, first, others, expl)
+
+
+def _corroborated(expl: Explanation, cause_id: str) -> bool:
+    """The nearest resolved public report established this cause (under any of its names)."""
+    near = expl.similar
+    if not near:
+        return False
+    from conda_torchcheck.explain.patterns import table
+
+    causes = table().causes
+    aliases = {a: c.id for c in causes.values() for a in c.aliases}
+    return cause_id in {aliases.get(c, c) for c in near[0].report.causes}
 
 
 def _diagnosis_of(diagnoses: Sequence[Diagnosis], cause_id: str) -> Diagnosis | None:
@@ -119,8 +138,8 @@ def _diagnosis_of(diagnoses: Sequence[Diagnosis], cause_id: str) -> Diagnosis | 
 def _undecided(reason: str, first: RankedCause, others: Sequence[RankedCause], expl: Explanation) -> Decision:
     runner_up = others[0] if others else None
     between = (first.id, runner_up.id) if runner_up else (first.id,)
-    facts = expl.clues.facts
-    premise = _separating_premise(first.cause.applies, runner_up.cause.applies if runner_up else None, facts)
+    # two causes: the premise that separates them; one cause: only what checks it can settle it
+    premise = _separating_premise(first.cause.applies, runner_up.cause.applies, expl.clues.facts) if runner_up else None
     if premise is not None:
         return Decision(False, reason, first.id, between, decider=premise)
     checks = tuple(dict.fromkeys(c for rc in (first, runner_up) if rc is not None for c in rc.cause.confirm))
@@ -129,13 +148,12 @@ def _undecided(reason: str, first: RankedCause, others: Sequence[RankedCause], e
     return Decision(False, reason, first.id, between, decider="details")
 
 
-def _separating_premise(a: Applies, b: Applies | None, facts: dict[str, str]) -> str | None:
+def _separating_premise(a: Applies, b: Applies, facts: dict[str, str]) -> str | None:
     """The first env fact whose value would tell the two causes apart and that the paste does not state."""
     for attr, fact in _PREMISE_FACTS:
         if facts.get(fact):
             continue
-        mine = getattr(a, attr)
-        theirs = getattr(b, attr) if b is not None else None
+        mine, theirs = getattr(a, attr), getattr(b, attr)
         if mine != theirs and (mine or theirs):
             return fact
     return None

@@ -102,7 +102,7 @@ def decision_line(expl: Explanation, lang: str | None) -> str:
     titles = [ranked[cid].title.render(lang) for cid in decision.between if cid in ranked]
     decider = decision.decider_text
     return translate(
-        "explain.decision.undecided",
+        "explain.decision.undecided" if len(titles) != 1 else "explain.decision.undecided_one",
         lang,
         between=" / ".join(f"\u201c{t}\u201d" for t in titles) or "-",
         decider=decider.render(lang) if decider else "-",

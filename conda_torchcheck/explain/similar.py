@@ -52,7 +52,11 @@ _HEX = re.compile(r"^(?:0x)?[0-9a-f]{6,}$")
 _STOP = frozenset(
     "the a an and or of to in on at for is it this that be was with as by from not no are have has i you we my"
     " but if so can do does did will would there their its after when then than all any some one also just"
-    " line file most recent call last traceback".split()
+    " line file most recent call last traceback"
+    # words of the request around the error, not of the error
+    " please make sure your could would should get got try tried trying use using used help thanks thank hi hello"
+    " how what why which where who here now still same other again know need want like see seems problem issue"
+    " when run running ran work works working worked install installed installing version".split()
 )
 
 

@@ -33,12 +33,35 @@ def test_nothing_recognised_asks_for_the_error_itself():
     assert decision.decider == "error-text"
 
 
-def test_an_error_that_names_its_cause_is_decided():
+def test_an_error_that_names_its_cause_without_a_resolved_report_alike_is_not_decided():
     text = "Could not locate zlibwapi.dll. Please make sure it is in your library path!"
     result = explain(text)
     decision = result.decision
     assert result.likely_causes[0] == "cudnn-zlibwapi"
-    assert decision.decided, decision
+    # the table names one cause, but no resolved public report agrees (none is about zlibwapi): not settled,
+    # and with a single cause what settles it is the env check
+    assert not decision.decided
+    assert decision.between == ("cudnn-zlibwapi",) and decision.decider == "env-check"
+
+
+def test_a_lone_cause_the_nearest_resolved_report_agrees_with_is_decided():
+    text = (
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+        '"C:\\env\\Lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.'
+    )
+    result = explain(text)
+    assert result.likely_causes[0] == "paging-file-too-small"
+    assert "paging-file-too-small" in result.similar[0].report.causes
+    assert result.decision.decided and result.decision.reason == "only-cause"
+
+
+def test_two_named_causes_are_told_apart_by_the_fact_their_premises_differ_on():
+    text = (
+        "ImportError: /env/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: iJIT_NotifyEvent"
+    )
+    decision = explain(text).decision
+    assert not decision.decided
+    assert decision.between == ("mkl-ijit", "oneapi-mkl-ijit") and decision.decider == "source"
 
 
 def test_json_and_text_carry_the_decision():
