@@ -203,6 +203,13 @@ _MESSAGE_FIELDS = (
     "platform_tag",
     "poetry",
     "base_available",
+    "versions",
+    "tested_python",
+    "python",
+    "wheel",
+    "wheel_python",
+    "wheel_platform",
+    "subdir",
 )
 
 
@@ -289,12 +296,22 @@ _PINNED_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+)(?:\.\d+)?")
 _LOCAL_PIN = re.compile(r"^torch\s*==?=?\s*(\d+\.\d+(?:\.\d+)?)\+(?:cu\d+|rocm[\d.]+)")
 
 
+_WHEEL_PYTHON = re.compile(r"^cp(\d)(\d+)$")
+
+
 def _release_facts(fields: dict[str, str]) -> dict[str, str]:
     """What the release tables and pip's own list say about the torch a requirement pins:
     ``python_supported`` = yes / no (torch 1.9.1 has no wheels for Python 3.10; knowledge/torch_releases);
     ``base_available`` = yes when a ``+cuXXX`` pin's plain version is in pip's ``from versions`` list (the
-    interpreter has that release, only not as a CUDA build: a platform without CUDA builds, i.e. a Mac)."""
+    interpreter has that release, only not as a CUDA build: a platform without CUDA builds, i.e. a Mac);
+    ``wheel_python_matches`` = yes / no: a wheel file's cpXY tag is the Python the paste states."""
     out: dict[str, str] = {}
+    wheel_python = _WHEEL_PYTHON.match(fields.get("wheel_python", ""))
+    if wheel_python and fields.get("paste_python"):
+        # the wheel's cpXY tag against the Python the paste states: a wheel for another Python, or (the same
+        # Python) the platform or the interpreter's bitness is what the wheel does not fit
+        stated = fields["paste_python"].split(".")[:2]
+        out["wheel_python_matches"] = "yes" if stated == [wheel_python.group(1), wheel_python.group(2)] else "no"
     local = _LOCAL_PIN.match(fields.get("requirement", ""))
     if (
         local
