@@ -119,7 +119,9 @@ def test_every_companion_the_tables_produce_is_sourced() -> None:
 def test_pytorch_cuda_rows_are_published_versions() -> None:
     published = set(r.pytorch_cuda_versions())
     assert published == {"11.6", "11.7", "11.8", "12.1", "12.4"}
-    assert set(load("conda_channels")["pytorch_channel"]["pytorch_cuda"]) == published
+    from conda_torchcheck.knowledge import conda_channels
+
+    assert set(conda_channels.pytorch_channel().pytorch_cuda) == published
     for minor, row in load("torch_releases")["releases"].items():
         assert set(row.get("pytorch_cuda", [])) <= published, minor
 
