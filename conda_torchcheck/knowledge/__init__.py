@@ -126,5 +126,15 @@ def torch_releases() -> tuple[TorchRelease, ...]:
     return tuple(r for r in (torch_release(m) for m in known_torch_minors()) if r is not None)
 
 
+def beyond_tables(version: str | None) -> str | None:
+    """The newest minor the release table knows, when ``version`` is newer than all of it (2.16.0 -> "2.15",
+    and 2.16's nightlies too); None for a release the table has, an older one, or no version."""
+    v = parse_version(base_version(version)) if version else None
+    if v is None:
+        return None
+    newest = known_torch_minors()[-1]
+    return newest if (v.major, v.minor) > release_key(newest) else None
+
+
 def known_torch_minors() -> list[str]:
     return sorted(load("torch_releases")["releases"], key=release_key)

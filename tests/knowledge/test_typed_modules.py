@@ -79,3 +79,12 @@ def test_spot_checks():
     assert macos.mps().needed_macos("2.5.1") == "13.0" and macos.mps().needed_macos("2.4.0") == "12.3"
     assert "typing" in python_env.torch_import_modules()
     assert python_env.import_time_requirements() == {"typing-extensions": "typing_extensions"}
+
+
+def test_a_torch_newer_than_the_tables_is_named_with_the_newest_known():
+    newest = knowledge.known_torch_minors()[-1]
+    major, minor = (int(x) for x in newest.split("."))
+    assert knowledge.beyond_tables(f"{major}.{minor + 1}.0") == newest
+    assert knowledge.beyond_tables(f"{major}.{minor + 1}.0.dev20270101+cu132") == newest
+    assert knowledge.beyond_tables(f"{newest}.0") is None and knowledge.beyond_tables("2.5.1") is None
+    assert knowledge.beyond_tables(None) is None and knowledge.beyond_tables("garbage") is None
