@@ -11,16 +11,13 @@ PYTORCH, CONDA_FORGE, ANACONDA, NVIDIA = "pytorch", "conda-forge", "anaconda", "
 
 @functools.cache
 def _builder_by_channel() -> dict[str, str]:
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge import conda_channels
 
+    # conda_channels.builders() names Anaconda's defaults under every name a file or a record gives it (pkgs/main,
+    # pkgs/r, pkgs/msys2)
     table = {
-        channel.lower(): builder
-        for builder, channels in load("conda_channels")["builders"].items()
-        for channel in channels
+        channel.lower(): builder for builder, channels in conda_channels.builders().items() for channel in channels
     }
-    # Anaconda's defaults under every name a file or a record gives it (pkgs/main, pkgs/r, pkgs/msys2)
-    for channel in load("env_files")["defaults"]["names"]:
-        table.setdefault(channel.lower(), ANACONDA)
     # the 1.8.2 LTS builds were the pytorch channel's own (previous-versions page, section v1.8.2 LTS)
     table.setdefault("pytorch-lts", PYTORCH)
     return table

@@ -95,6 +95,8 @@ class MinorFacts:
     default_cuda: str | None = None  # "cu132": the PyPI Linux wheel of the newest release, when it is this minor
     torchvision: str | None = None
     torchaudio: str | None = None
+    #: torch patch -> the torchvision uploaded with it, where it is not <torchvision minor>.<torch patch>
+    torchvision_patch: dict[str, str] = field(default_factory=dict)
 
     @property
     def python_range(self) -> list[str] | None:
@@ -149,12 +151,21 @@ def default_cuda(requires_dist: list[str]) -> str | None:
 
 
 def companion_on(day: str, project: dict) -> str | None:
-    """The minor of the project's release uploaded on ``day`` (PyTorch uploads its companions with torch)."""
+    """The project's release uploaded on ``day`` (PyTorch uploads its companions with torch), or None."""
     for version, files in sorted(project["releases"].items(), key=lambda kv: _release(kv[0]) or ()):
         key = _release(version)
         if key is not None and any(f["upload_time"][:10] == day for f in files if not f.get("yanked")):
-            return _minor_of(key)
+            return version
     return None
+
+
+def _patch_days(torch: dict) -> dict[str, str]:
+    """torch patch -> the day its first file was uploaded."""
+    return {
+        version: min(f["upload_time"] for f in files)[:10]
+        for version, files in torch["releases"].items()
+        if _release(version) is not None and files
+    }
 
 
 def read_pypi(replay: Path | None = None, record: Path | None = None) -> dict[str, MinorFacts]:
@@ -165,9 +176,16 @@ def read_pypi(replay: Path | None = None, record: Path | None = None) -> dict[st
             text = json.dumps(trimmed, indent=1, sort_keys=True, ensure_ascii=False)
             (record / f"{name}.json").write_text(text + "\n", encoding="utf-8")
     minors = torch_minors(data["torch"])
+    days = _patch_days(data["torch"])
     for facts in minors.values():
-        facts.torchvision = companion_on(facts.released, data["torchvision"])
-        facts.torchaudio = companion_on(facts.released, data["torchaudio"])
+        vision = companion_on(facts.released, data["torchvision"])
+        audio = companion_on(facts.released, data["torchaudio"])
+        facts.torchvision = _minor_of(_release(vision)) if vision else None
+        facts.torchaudio = _minor_of(_release(audio)) if audio else None
+        for patch in facts.patches:
+            seen = companion_on(days[patch], data["torchvision"])
+            if seen and facts.torchvision and seen != f"{facts.torchvision}.{_release(patch)[2]}":
+                facts.torchvision_patch[patch] = seen
     return minors
 
 
@@ -213,6 +231,15 @@ def row_toml(facts: MinorFacts) -> str:
     )
     lines += [
         f'torchvision = "{facts.torchvision or ""}"',
+        *(
+            [
+                "torchvision_patch = { "
+                + ", ".join(f'"{k}" = ["{v}"]' for k, v in facts.torchvision_patch.items())
+                + " }"
+            ]
+            if facts.torchvision_patch
+            else []
+        ),
         f'torchaudio = "{facts.torchaudio or ""}"',
         f'python = ["{py[0]}", "{py[1]}"]',
         f"pip_cuda = {json.dumps([facts.default_cuda] if facts.default_cuda else [])}",

@@ -13,7 +13,7 @@ import functools
 import re
 from typing import Any
 
-from conda_torchcheck.knowledge import TorchRelease, load, minor_of, torch_release
+from conda_torchcheck.knowledge import TorchRelease, known_torch_minors, load, minor_of, torch_release
 from conda_torchcheck.knowledge.version import release_key
 
 
@@ -109,7 +109,7 @@ def rocm_tags(version: str | None) -> tuple[str, ...]:
 
 
 def known_minors() -> list[str]:
-    minors = set(load("torch_releases")["releases"]) | set(_env_facts().get("old_releases", {}))
+    minors = set(known_torch_minors()) | set(_env_facts().get("old_releases", {}))
     return sorted(minors, key=release_key)
 
 

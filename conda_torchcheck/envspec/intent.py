@@ -22,7 +22,7 @@ from conda_torchcheck.envspec.matchspec import (
     version_key,
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
-from conda_torchcheck.knowledge import TorchRelease, load
+from conda_torchcheck.knowledge import TorchRelease, conda_channels, load, release_channels
 from conda_torchcheck.knowledge.version import release_key
 
 CONDA_TORCH = ("pytorch", "torchvision", "torchaudio")
@@ -47,15 +47,8 @@ PYTORCH_PUBLISHERS = (
 
 @functools.cache
 def facts() -> dict[str, Any]:
-    return load("env_files")
-
-
-@functools.cache
-def channel_facts() -> dict[str, Any]:
-    try:
-        return load("conda_channels")
-    except (FileNotFoundError, OSError):  # pragma: no cover - shipped with the package
-        return {}
+    # the defaults channel names are stated once, in conda_channels.toml
+    return {**load("env_files"), "defaults": {"names": list(conda_channels.defaults_names())}}
 
 
 @functools.cache
@@ -77,15 +70,7 @@ def pytorch_channel_last() -> str:
 
 
 def published_pytorch_cuda() -> tuple[str, ...]:
-    table = channel_facts().get("pytorch_channel", {})
-    if table.get("pytorch_cuda"):
-        return tuple(table["pytorch_cuda"])
-    found: list[str] = []
-    for minor in load("torch_releases")["releases"]:
-        for v in load("torch_releases")["releases"][minor].get("pytorch_cuda", []):
-            if v not in found:
-                found.append(v)
-    return tuple(sorted(found, key=lambda v: version_key(v) or 0))
+    return conda_channels.pytorch_channel().pytorch_cuda
 
 
 def build_builder(build: str | None) -> str | None:
@@ -118,7 +103,9 @@ def _conda_companion(package: str, torch_version: str) -> str | None:
     """The companion the install page's *conda* command installs with this torch release (2.0.0: torchvision
     0.15.0, torchaudio 2.0.0; its pip command has 0.15.1 / 2.0.1), None when the page has no conda command."""
     try:
-        row = load("pytorch_channel_builds").get("builds", {}).get(torch_version)
+        from conda_torchcheck.knowledge.releases import install_matrix_row
+
+        row = install_matrix_row(torch_version)
     except (FileNotFoundError, OSError):  # pragma: no cover - shipped with the package
         return None
     value = row.get(package) if row else None
@@ -253,7 +240,7 @@ def cuda_libraries_from_base(file: EnvFile) -> bool:
 
 
 def facts_stable_abi() -> str | None:
-    return load("torch_releases").get("channels", {}).get("torchaudio_stable_abi_from")
+    return release_channels().torchaudio_stable_abi_from
 
 
 def _ge(a: str, b: str) -> bool:
@@ -473,7 +460,7 @@ def _era(channel: str | None) -> str:
 
 def _variant(file: EnvFile, deps: dict[str, CondaDep], pip: dict[str, PipItem], indexes) -> list[tuple[str, str]]:
     signals: list[tuple[str, str]] = []
-    cuda_names = set(channel_facts().get("cuda_signals", {}).get("conda", [])) | {"pytorch-cuda", "pytorch-gpu"}
+    cuda_names = set(conda_channels.cuda_signals()[0]) | {"pytorch-cuda", "pytorch-gpu"}
     for dep in file.deps:
         if dep.name in cuda_names:
             signals.append(("cuda", dep.text))

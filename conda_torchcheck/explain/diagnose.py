@@ -323,13 +323,13 @@ def _release_facts(fields: dict[str, str]) -> dict[str, str]:
     python = fields.get("paste_python")
     if not pinned or not python:
         return out
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge import torch_release
 
-    row = load("torch_releases")["releases"].get(pinned.group(1))
+    release = torch_release(pinned.group(1))
     have = parse_version(".".join(python.split(".")[:2]))
-    if row is None or have is None or "python" not in row:
+    if release is None or have is None or not release.python:
         return out
-    low, high = (parse_version(v) for v in row["python"])
+    low, high = (parse_version(v) for v in release.python)
     out["python_supported"] = "yes" if low <= have <= high else "no"
     return out
 

@@ -94,9 +94,46 @@ def torch_release(version: str | None) -> TorchRelease | None:
     )
 
 
+@dataclass(frozen=True)
+class ReleaseChannels:
+    """Where torch releases are published, beside the per-minor rows (torch_releases.toml [channels])."""
+
+    #: the frozen pytorch conda channel's last release [ANN]
+    pytorch_last: str
+    #: the last with osx-64 conda builds on the pytorch channel [ANA]
+    pytorch_osx64_last: str
+    #: torchaudio releases from this one on work with every later torch [AUD]
+    torchaudio_stable_abi_from: str
+    pip_cuda_index: str
+    pip_cpu_index: str
+    source: str = "[ANN] [ANA] [AUD] [757]"
+
+
+@functools.cache
+def release_channels() -> ReleaseChannels:
+    row = load("torch_releases")["channels"]
+    return ReleaseChannels(
+        pytorch_last=row["pytorch_last"],
+        pytorch_osx64_last=row.get("pytorch_osx64_last", "2.2.2"),
+        torchaudio_stable_abi_from=row["torchaudio_stable_abi_from"],
+        pip_cuda_index=row["pip_cuda_index"],
+        pip_cpu_index=row["pip_cpu_index"],
+    )
+
+
 def torch_releases() -> tuple[TorchRelease, ...]:
     """Every row of the release table, oldest first."""
     return tuple(r for r in (torch_release(m) for m in known_torch_minors()) if r is not None)
+
+
+def beyond_tables(version: str | None) -> str | None:
+    """The newest minor the release table knows, when ``version`` is newer than all of it (2.16.0 -> "2.15",
+    and 2.16's nightlies too); None for a release the table has, an older one, or no version."""
+    v = parse_version(base_version(version)) if version else None
+    if v is None:
+        return None
+    newest = known_torch_minors()[-1]
+    return newest if (v.major, v.minor) > release_key(newest) else None
 
 
 def known_torch_minors() -> list[str]:

@@ -57,6 +57,11 @@ def _resolve(version: str) -> tuple[str, ...]:
 # pytorch conda channel
 
 
+def install_matrix_row(version: str) -> dict[str, Any] | None:
+    """The install matrix's row for one patch release (pytorch_channel_builds.toml), None when it has none."""
+    return _builds().get(base_version(version))
+
+
 def pytorch_channel_builds(version: str) -> dict[str, Any] | None:
     """What the pytorch conda channel shipped for ``version`` ("1.11.0", or a minor "1.12" = all its patches).
 

@@ -44,6 +44,7 @@ def test_torch_2_15_as_pypi_serves_it(minors):
     assert facts.free_threaded == ["3.14t", "3.15t"]
     assert facts.default_cuda == "cu132"  # cuda-toolkit[...]==13.2.2 in the newest release's Requires-Dist
     assert (facts.torchvision, facts.torchaudio) == ("0.29", "2.11")
+    assert facts.torchvision_patch == {"2.15.0": "0.29.2"}  # uploaded with it; 0.29.0 went with 2.14.0
     assert {"win_amd64", "manylinux_2_28_x86_64", "macosx_14_0_arm64"} <= set(facts.platforms)
 
 
@@ -80,10 +81,8 @@ def test_a_minor_the_table_lacks_is_written_as_a_sourced_row(minors, tmp_path):
     written = load_toml_text(table.read_text(encoding="utf-8"))
     row = written["releases"]["2.15"]
     assert row["source"] == "[PYPI]"
-    assert {k: row[k] for k in ("torchvision", "torchaudio", "python", "pip_cuda", "pip_cuda_partial")} == {
-        k: load("torch_releases")["releases"]["2.15"][k]
-        for k in ("torchvision", "torchaudio", "python", "pip_cuda", "pip_cuda_partial")
-    }
+    keys = ("torchvision", "torchvision_patch", "torchaudio", "python", "pip_cuda", "pip_cuda_partial")
+    assert {k: row[k] for k in keys} == {k: load("torch_releases")["releases"]["2.15"][k] for k in keys}
     assert list(written["releases"])[-1] == "2.15" and "channels" in written
 
 
