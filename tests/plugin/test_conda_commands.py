@@ -316,6 +316,12 @@ def test_all_envs_through_conda(conda_cli, conda_home):
     assert "environment(s) on this machine:" in out.splitlines()[0] and "fleet-ok" in out
 
 
+def test_all_envs_through_conda_names_condas_command_in_the_footer(conda_cli, conda_home):
+    conda_cli("create", "-p", conda_home / "fleet-broken", *CHANNELS, "-y", *BROKEN)
+    out, err, rc = conda_cli("torchcheck", "--all")
+    assert out.rstrip().splitlines()[-1] == "Full report of one: conda torchcheck -p PREFIX (or -n NAME)"
+
+
 def test_docs_through_conda(conda_cli):
     out, err, rc = conda_cli("torchcheck", "docs", "TC301")
     assert rc == 0 and out.startswith("# TC301")
