@@ -68,7 +68,9 @@ def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbos
     if d.match.count > 1:
         head += " " + translate("explain.seen_times", lang, count=d.match.count)
     lines = [paint(head, "bold", color)]
-    lines.append("    > " + d.match.excerpt)
+    # an excerpt of several lines (dyld's "Library not loaded" with its "Referenced from:" lines) keeps every
+    # line inside the quote, with its own indentation
+    lines.extend("    > " + line for line in d.match.excerpt.split("\n"))
     lines.extend(wrap(d.explanation.render(lang), "    "))
     for note in d.notes:
         lines.extend(wrap("! " + note.render(lang), "    "))
