@@ -133,3 +133,18 @@ def test_the_progress_line_fits_one_row_and_is_gone_at_the_end(monkeypatch):
     assert all(len(w) <= 69 for w in writes)
     # the last write erases the line and writes nothing: the table that follows stands alone
     assert writes[-1] == ""
+
+
+def test_text_and_json_agree_on_every_verdict_count(machine, capsys):
+    main(["check", "--all-envs", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    main(["check", "--all-envs"])
+    text = capsys.readouterr().out
+    counts = doc["summary"]
+    verdicts = [e["verdict"] for e in doc["envs"]]
+    assert counts["envs"] == len(verdicts)
+    for verdict, key in (("ok", "ok"), ("warnings", "warnings"), ("errors", "errors"), ("no-torch", "no_torch")):
+        assert counts[key] == verdicts.count(verdict)
+    from conda_torchcheck.messages import translate
+
+    assert translate("fleet.summary", "en", **counts) in text.splitlines()
