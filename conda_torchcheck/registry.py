@@ -401,7 +401,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         WARNING,
         "variant",
         "pytorch-cuda does not match the installed pytorch",
-        variants=("cudatoolkit", "foreign", "pip", "unpublished", "version"),
+        variants=("cudatoolkit", "foreign", "pip", "unpublished", "version", "version_breaks"),
         platforms=("windows", "linux"),
     ),
     FindingSpec("TC104", ERROR, "versions", "torchvision / torchaudio do not match torch"),
