@@ -29,9 +29,47 @@ JOURNALD = (
 )
 
 
+HIP_126 = (
+    'OSError: [WinError 126] The specified module could not be found. Error loading "F:\\ComfyUI\\python_embeded\\'
+    'Lib\\site-packages\\torch\\lib\\c10_hip.dll" or one of its dependencies.'
+)
+FFMPEG_126 = (
+    "FFmpeg version 7: Could not find module 'C:\\Python313\\site-packages\\torchcodec\\libtorchcodec_core7.dll' "
+    "(or one of its dependencies). Try using the full path with constructor syntax."
+)
+WSL_CUDNN = (
+    "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: "
+    "No such file or directory"
+)
+
+
 @pytest.mark.parametrize(
     ("text", "first"),
     [
+        # a ROCm build's own DLL: the AMD driver's HIP runtime is missing
+        (HIP_126, "hip-runtime-missing"),
+        # torchcodec's FFmpeg bridge: FFmpeg's DLLs are not found
+        (FFMPEG_126, "ffmpeg-libraries-missing"),
+        (
+            "OSError: libavutil.so.59: cannot open shared object file: No such file or directory",
+            "ffmpeg-libraries-missing",
+        ),
+        # cuDNN 8 dlopens the unversioned libcuda.so: the driver's link is missing (WSL2), not the driver
+        (WSL_CUDNN, "linux-library-missing"),
+        ("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory", "no-nvidia-driver"),
+        # an extension in a site folder under /lib is an extension, not a system library
+        (
+            (
+                "ImportError: /lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+                "undefined symbol: _ZN3c104cuda9SetDeviceEi"
+            ),
+            "extension-for-other-torch",
+        ),
+        ("Mac M3，运行报错：AssertionError: Torch not compiled with CUDA enabled", "no-cuda-on-macos"),
+        (
+            "faiss crashes: OMP: Error #15: Initializing libomp.dylib, but found libomp.dylib already initialized",
+            "other-package-openmp",
+        ),
         # the wheel is for the Python that runs pip, and for 64-bit Windows: the Python is 32-bit
         (f"I use Windows 10 and Python 3.7.\n{WHEEL}", "python-32bit"),
         # the wheel is for another Python than the one stated
