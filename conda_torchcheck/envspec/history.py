@@ -9,6 +9,7 @@ release the channel had).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from typing import Any
@@ -60,15 +61,7 @@ def _merged(found: TorchRelease, data: dict[str, Any]) -> TorchRelease:
         raw[key] = table
     for key in ("cudatoolkit", "cuda_packages"):
         raw[key] = list(dict.fromkeys([*raw.get(key, []), *data.get(key, [])]))
-    return TorchRelease(
-        minor=found.minor,
-        torchvision=found.torchvision,
-        torchaudio=found.torchaudio,
-        python=found.python,
-        pip_cuda=found.pip_cuda,
-        pytorch_cuda=found.pytorch_cuda,
-        raw=raw,
-    )
+    return dataclasses.replace(found, raw=raw)  # the row's source and CUDA-build knowledge kept
 
 
 def cudatoolkit_builds(version: str | None) -> tuple[str, ...] | None:
