@@ -217,7 +217,7 @@ def _check_suggested_pins(findings: list[Any], score: FileScore) -> None:
                 rel = release(version)
                 tags = set(releases.pip_index_tags(version)) | set(rocm_tags(version)) | {"cpu"}
                 if rel is not None:
-                    tags |= set(rel.pip_cuda) | set(rel.raw.get("pip_rocm", ()))
+                    tags |= set(rel.pip_cuda) | set(rel.pip_rocm)
                 if rel is None or tag not in tags:
                     score.unknown_versions.append(f"suggested torch=={version}+{tag}")
 

@@ -265,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--previous-versions-source", default="pytorch/pytorch.github.io _get_started/previous-versions.md")
     ap.add_argument("--feedstock", help="conda-forge/pytorch-cpu-feedstock (a git directory)")
     ap.add_argument("--pyg", help="pyg-team/pytorch_geometric (a git directory)")
+    ap.add_argument("--out", type=Path, default=KNOWLEDGE, help="where the generated tables go (the package's)")
     args = ap.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -285,11 +286,11 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.previous_versions:
             page = Path(args.previous_versions).read_text(encoding="utf-8")
-            gen.write_pytorch_channel(page, args.previous_versions_source, KNOWLEDGE / "pytorch_channel_builds.toml")
+            gen.write_pytorch_channel(page, args.previous_versions_source, args.out / "pytorch_channel_builds.toml")
         if args.feedstock:
-            gen.write_conda_forge(args.feedstock, KNOWLEDGE / "conda_forge_builds.toml")
+            gen.write_conda_forge(args.feedstock, args.out / "conda_forge_builds.toml")
         if args.pyg:
-            gen.write_pyg(args.pyg, KNOWLEDGE / "pyg_wheels.toml")
+            gen.write_pyg(args.pyg, args.out / "pyg_wheels.toml")
     return 0
 
 

@@ -15,7 +15,7 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import parse_version, torch_releases
+from conda_torchcheck.knowledge import TorchRelease, parse_version, torch_releases
 from conda_torchcheck.knowledge.cuda import family_minimum, toolkit_driver
 from conda_torchcheck.knowledge.version import cuda_tag_version, release_key
 from conda_torchcheck.messages import msg
@@ -24,18 +24,18 @@ from conda_torchcheck.messages import msg
 BITS32_ARCHES = frozenset({"x86", "i386", "i686", "armv7l", "armv7", "arm"})
 
 
-def _latest_release(python: tuple[int, int] | None) -> tuple[str, dict, bool]:
+def _latest_release(python: tuple[int, int] | None) -> tuple[str, TorchRelease, bool]:
     """(minor, row, python_supported): the newest known torch release, or the newest that supports ``python``
     when the newest does not (for a Python older than its minimum)."""
     ordered = torch_releases()
     newest = ordered[-1]
     if python is None:
-        return newest.minor, newest.raw, True
+        return newest.minor, newest, True
     for release in reversed(ordered):
         low, high = (release_key(v) for v in release.python)
         if low <= python <= high:
-            return release.minor, release.raw, True
-    return newest.minor, newest.raw, False
+            return release.minor, release, True
+    return newest.minor, newest, False
 
 
 def _cuda_tag_for_driver(tags: list[str], driver: str, os_name: str) -> str | None:
@@ -80,10 +80,10 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     python = env.python.major_minor
     minor, row, supported = _latest_release(python)
     driver, driver_text = _driver(ctx)
-    pip_tags = [t for t in row.get("pip_cuda", ()) if t.startswith("cu")]
+    pip_tags = [t for t in row.pip_cuda if t.startswith("cu")]
     cuda_tag = _cuda_tag_for_driver(pip_tags, driver, env.os) if driver and env.os in ("linux", "windows") else None
     cuda_pin = None
-    if cuda_tag is None and driver and env.os in ("linux", "windows") and row.get("pip_cuda_partial"):
+    if cuda_tag is None and driver and env.os in ("linux", "windows") and not row.pip_cuda_known:
         # the newest row names only some of its CUDA builds: the newest release known to have one this driver runs
         cuda_pin, cuda_tag = _older_cuda_build(minor, python, driver, env.os)
     py_text = ".".join(map(str, python)) if python else None
@@ -118,8 +118,8 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         prefix=str(env.prefix),
         python=py_text or "?",
         minor=minor,
-        low=row["python"][0],
-        high=row["python"][1],
+        low=row.python[0],
+        high=row.python[1],
     )
 
 

@@ -128,10 +128,10 @@ def companion_for(package: str, torch_version: str, *, conda: bool = False) -> t
     patch = parts[2] if len(parts) >= 3 else None
     if package == "torchvision":
         minor = release.torchvision
-        table = release.raw.get("torchvision_patch", {})
+        table = release.torchvision_patch
     else:
         minor = release.torchaudio
-        table = release.raw.get("torchaudio_patch", {})
+        table = release.torchaudio_patch
     if patch is None:
         return minor, None
     page = _install_page_companion(package, base)

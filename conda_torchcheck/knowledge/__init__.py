@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,36 @@ class TorchRelease:
     #: with pip_cuda_known False: the oldest CUDA build the release before it had (releases drop CUDA versions,
     #: never add back older ones: tests/knowledge checks it over every complete row)
     pip_cuda_floor: str | None = None
+    #: ROCm wheel tags (Linux only) [PREV]
+    pip_rocm: tuple[str, ...] = ()
+    #: Python versions outside [min, max] (2.7 for rows up to 1.4) [VIS]
+    python_extra: tuple[str, ...] = ()
+    #: CUDA versions the install matrix selects with cudatoolkit=X (<= 1.12)
+    cudatoolkit: tuple[str, ...] = ()
+    #: torch patch -> its exact companions, where they break the numbering (2.15.0 -> torchvision 0.29.2)
+    torchvision_patch: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    torchaudio_patch: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, minor: str, data: Mapping[str, Any], *, pip_cuda_floor: str | None = None) -> TorchRelease:
+        """A row of torch_releases.toml (or one in its shape: envspec's older releases)."""
+        return cls(
+            minor=minor,
+            torchvision=data["torchvision"],
+            torchaudio=data.get("torchaudio") or "",
+            python=tuple(data["python"]),  # type: ignore[arg-type]
+            pip_cuda=tuple(data.get("pip_cuda", ())),
+            pytorch_cuda=tuple(data.get("pytorch_cuda", ())),
+            raw=dict(data),
+            source=data.get("source", ""),
+            pip_cuda_known=not data.get("pip_cuda_partial", False),
+            pip_cuda_floor=pip_cuda_floor,
+            pip_rocm=tuple(data.get("pip_rocm", ())),
+            python_extra=tuple(data.get("python_extra", ())),
+            cudatoolkit=tuple(data.get("cudatoolkit", ())),
+            torchvision_patch={k: tuple(v) for k, v in data.get("torchvision_patch", {}).items()},
+            torchaudio_patch={k: tuple(v) for k, v in data.get("torchaudio_patch", {}).items()},
+        )
 
     def offers_pip_cuda(self, tag: str) -> bool | None:
         """Does download.pytorch.org/whl/<tag> have this release? None when the tables cannot tell."""
@@ -48,17 +79,16 @@ class TorchRelease:
 
     def torchvision_for(self, torch_version: str) -> tuple[str, ...]:
         """Acceptable torchvision versions (exact patches where the table says so, else the minor)."""
-        patch = self.raw.get("torchvision_patch", {}).get(base_version(torch_version))
+        patch = self.torchvision_patch.get(base_version(torch_version))
         return tuple(patch) if patch else (self.torchvision,)
 
     def torchaudio_for(self, torch_version: str) -> tuple[str, ...]:
-        patch = self.raw.get("torchaudio_patch", {}).get(base_version(torch_version))
+        patch = self.torchaudio_patch.get(base_version(torch_version))
         return tuple(patch) if patch else (self.torchaudio,)
 
     def supports_python(self, major_minor: tuple[int, int]) -> bool:
         # rows up to 1.4 also support 2.7, outside their [min, max] 3.x range ("python_extra")
-        extras = self.raw.get("python_extra", ())
-        if any(release_key(extra) == tuple(major_minor) for extra in extras):
+        if any(release_key(extra) == tuple(major_minor) for extra in self.python_extra):
             return True
         return release_key(self.python[0]) <= tuple(major_minor) <= release_key(self.python[1])
 
@@ -80,18 +110,7 @@ def torch_release(version: str | None) -> TorchRelease | None:
         before = [m for m in known_torch_minors() if release_key(m) < release_key(minor) and rows[m].get("pip_cuda")]
         if before:
             floor = min(rows[before[-1]]["pip_cuda"], key=_cuda_tag_key)
-    return TorchRelease(
-        minor=minor,
-        torchvision=data["torchvision"],
-        torchaudio=data["torchaudio"],
-        python=tuple(data["python"]),
-        pip_cuda=tuple(data.get("pip_cuda", ())),
-        pytorch_cuda=tuple(data.get("pytorch_cuda", ())),
-        raw=data,
-        source=data.get("source", ""),
-        pip_cuda_known=not data.get("pip_cuda_partial", False),
-        pip_cuda_floor=floor,
-    )
+    return TorchRelease.from_row(minor, data, pip_cuda_floor=floor)
 
 
 @dataclass(frozen=True)

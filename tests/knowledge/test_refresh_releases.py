@@ -117,3 +117,18 @@ def test_a_row_with_partial_cuda_builds_tells_only_what_it_knows():
     assert release.offers_pip_cuda("cu130") is None  # not in PyPI's data, not ruled out
     assert release.offers_pip_cuda("cu121") is False  # older than 2.14's oldest (cu126)
     assert torch_release("2.14.0").offers_pip_cuda("cu121") is False
+
+
+def test_the_generated_tables_are_regenerated_through_the_same_door(tmp_path):
+    """--previous-versions runs gen_release_tables on the install matrix (here the small page of its own test)."""
+    from tests.knowledge.test_gen_release_tables import PAGE
+
+    page = tmp_path / "previous-versions.md"
+    page.write_text(PAGE, encoding="utf-8")
+    table = tmp_path / "torch_releases.toml"
+    table.write_text(Path(refresh.TABLE).read_text(encoding="utf-8"), encoding="utf-8")
+    args = ["--replay", str(RECORDING), "--table", str(table), "--out", str(tmp_path)]
+    assert refresh.main([*args, "--previous-versions", str(page), "--previous-versions-source", "test page"]) == 0
+    written = load_toml_text((tmp_path / "pytorch_channel_builds.toml").read_text(encoding="utf-8"))
+    assert set(written["builds"]) == {"9.1.0", "9.2.0"}
+    assert table.read_text(encoding="utf-8") == Path(refresh.TABLE).read_text(encoding="utf-8")  # no --write

@@ -173,7 +173,7 @@ def tags_offered(version: str) -> tuple[str, ...] | None:
         tags = set(releases.pip_index_tags(version))
     except (ImportError, KeyError, OSError):  # pragma: no cover - shipped with the package
         tags = set()
-    tags |= set(release.pip_cuda) | set(release.raw.get("pip_rocm", ())) | set(rocm_tags(version)) | {"cpu"}
+    tags |= set(release.pip_cuda) | set(release.pip_rocm) | set(rocm_tags(version)) | {"cpu"}
     return tuple(sorted(tags))
 
 
