@@ -192,11 +192,17 @@ def explanation_for(
 
 
 def execute(args: argparse.Namespace) -> int:
+    result = build_explanation(args)
+    print_explanation(args, result)
+    return 1 if result.has_errors else 0
+
+
+def print_explanation(args: argparse.Namespace, result) -> None:
+    """The explanation on stdout in the format the arguments ask for (text, json, markdown)."""
     from conda_torchcheck.explain.render import render_explanation_json, render_explanation_text
     from conda_torchcheck.render.style import wants_color
 
     fmt = output_format(args)
-    result = build_explanation(args)
     lang = getattr(args, "lang", None)
     if fmt == "json":
         out = render_explanation_json(result, lang=lang)
@@ -207,4 +213,3 @@ def execute(args: argparse.Namespace) -> int:
     else:
         out = render_explanation_text(result, lang=lang, color=wants_color(sys.stdout), verbose=args.verbose)
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
-    return 1 if result.has_errors else 0

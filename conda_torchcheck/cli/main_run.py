@@ -138,11 +138,9 @@ def _known_origin(result) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    from conda_torchcheck.cli.main_explain import decode_input, explanation_for
+    from conda_torchcheck.cli.main_explain import decode_input, explanation_for, print_explanation
     from conda_torchcheck.errors import UsageError
-    from conda_torchcheck.explain.render import render_explanation_json, render_explanation_text
     from conda_torchcheck.messages import msg
-    from conda_torchcheck.render.style import wants_color
 
     argv = list(args.command or [])
     if argv[:1] == ["--"]:
@@ -169,15 +167,5 @@ def execute(args: argparse.Namespace) -> int:
         # the command failed for reasons of its own: say nothing unless asked for a document
         if output_format(args) != "json":
             return code
-    lang = getattr(args, "lang", None)
-    fmt = output_format(args)
-    if fmt == "json":
-        out = render_explanation_json(result, lang=lang)
-    elif fmt == "markdown":
-        from conda_torchcheck.render.markdown import render_explanation_markdown
-
-        out = render_explanation_markdown(result, lang=lang)
-    else:
-        out = render_explanation_text(result, lang=lang, color=wants_color(sys.stdout), verbose=args.verbose)
-    sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    print_explanation(args, result)
     return code
