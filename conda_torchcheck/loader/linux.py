@@ -29,7 +29,16 @@ import re
 import stat
 from pathlib import Path
 
-from conda_torchcheck.binaries.elf import ElfFile, SymbolRef, Symbols, Unreadable, read_elf, read_symbols
+from conda_torchcheck.binaries.elf import (
+    ElfFile,
+    SymbolRef,
+    Symbols,
+    Unreadable,
+    Wanted,
+    gnu_hash,
+    read_elf,
+    read_symbols,
+)
 from conda_torchcheck.binaries.headers import ELF_MACHINES
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
 from conda_torchcheck.loader.ldcache import (
@@ -1041,11 +1050,15 @@ def symbols_of(obj: LoadedObject) -> Symbols | Unreadable | None:
 def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> list[SymbolMiss]:
     """Every non-weak undefined symbol of every object mapped by a dlopen, looked up in that dlopen's scope:
     the global scope (executable, its libraries, LD_PRELOAD, RTLD_GLOBAL dlopens before it) then the dlopen's
-    own breadth-first closure. Python's C API is taken as provided when the interpreter could not be read."""
+    own breadth-first closure. Python's C API is taken as provided when the interpreter could not be read.
+
+    Each reference is looked up the way ld.so does: its hash (computed once) through each scope object's hash
+    table in turn, its version checked only on the symbol found, so no object's whole table is read."""
     ldso = load.ldso
     python_unknown = ldso.main is None or ldso.main.elf is None or ldso.main.elf.tables.symtab is None
     misses: list[SymbolMiss] = []
     global_scope: list[LoadedObject] = []
+    hashes: dict[bytes, int] = {}
     for step in steps if steps is not None else ldso.steps:
         if step.root is None:
             continue
@@ -1054,31 +1067,42 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
             if obj not in scope:
                 scope.append(obj)
         if not step.failed:
-            wanted: dict[bytes, list[LoadedObject]] = {}
+            wanted: dict[tuple[bytes, str | None], list[LoadedObject]] = {}
             for obj in step.new_objects:
                 syms = symbols_of(obj)
                 if isinstance(syms, Symbols):
-                    for name in syms.required_names():
-                        wanted.setdefault(name, []).append(obj)
+                    for key in syms.required():
+                        wanted.setdefault(key, []).append(obj)
             remaining = set(wanted)
             if python_unknown:
-                remaining = {n for n in remaining if not n.startswith(_PYTHON_API)}
+                remaining = {k for k in remaining if not k[0].startswith(_PYTHON_API)}
             assumed = {d.name for o in scope for d in o.module.dependencies if d.resolution and d.resolution.assumed}
             if assumed:
                 # libraries of a machine not examined here may define anything: only a reference versioned
                 # against a library that was examined can still be judged
-                remaining = {n for n in remaining if all(_versioned_from_known(o, n, assumed) for o in wanted[n])}
+                remaining = {k for k in remaining if all(_versioned_from_known(o, k[0], assumed) for o in wanted[k])}
+            pending: dict[int, list[Wanted]] = {}
+            for name, version in remaining:
+                h = hashes.get(name)
+                if h is None:
+                    h = hashes[name] = gnu_hash(name)
+                pending.setdefault(h | 1, []).append((name, version, h))
             for obj in scope:
-                if not remaining:
+                if not pending:
                     break
                 syms = symbols_of(obj)
                 if isinstance(syms, Symbols):
-                    remaining -= syms.present_names()
+                    for entry in syms.defined_among(pending):
+                        entries = pending[entry[2] | 1]
+                        entries.remove(entry)
+                        if not entries:
+                            del pending[entry[2] | 1]
+            remaining = {(n, v) for entries in pending.values() for n, v, _h in entries}
             scope_paths = tuple(o.path for o in scope)
-            for name in sorted(remaining):
-                for obj in wanted[name]:
+            for name, version in sorted(remaining, key=lambda k: (k[0], k[1] or "")):
+                for obj in wanted[(name, version)]:
                     syms = symbols_of(obj)
-                    ref = SymbolRef(*next(r for r in syms.refs if r[0] == name))  # type: ignore[union-attr]
+                    ref = SymbolRef(*syms.ref_of(name, version, any_version=False))  # type: ignore[union-attr,misc]
                     misses.append(
                         SymbolMiss(ref.text, ref.version, ref.version_file, obj.path, step.label, scope_paths)
                     )
@@ -1096,10 +1120,8 @@ def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> 
     syms = symbols_of(obj)
     if not isinstance(syms, Symbols):
         return False
-    for ref in syms.refs:
-        if ref[0] == name:
-            return ref[2] is not None and ref[2] not in assumed
-    return False
+    ref = syms.ref_of(name)
+    return ref is not None and ref[2] is not None and ref[2] not in assumed
 
 
 def torch_symbol_misses(ctx: Any) -> list[SymbolMiss]:
