@@ -909,7 +909,7 @@ class _Simulation:
     def _check_forwarders(
         self, provider: Path, exports: Exports, symbols: tuple[ImportedSymbol, ...], attempt: _Attempt, chain
     ) -> None:
-        if not exports.forwarders:
+        if not exports.has_forwarders:
             return
         targets: dict[str, list[str]] = {}
         for symbol in symbols:
