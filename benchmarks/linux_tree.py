@@ -22,7 +22,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -56,9 +55,10 @@ def wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
 def in_process(file: Path, rounds: int) -> tuple[list[float], list[float]]:
     from conda_torchcheck.inventory.model import HostFacts
     from conda_torchcheck.loader import linux
+    from conda_torchcheck.loader.contract import FileContext
 
     graph_times, symbol_times = [], []
-    ctx = SimpleNamespace(env=None, host=HostFacts(live=True, environ={}))
+    ctx = FileContext(HostFacts(live=True, environ={}))
     for _ in range(rounds):
         start = time.perf_counter()
         load = linux.load_file(ctx, file)

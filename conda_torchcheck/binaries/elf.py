@@ -27,6 +27,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from conda_torchcheck.binaries.headers import ELF_MACHINES
+from conda_torchcheck.binaries.unreadable import Unreadable
 from conda_torchcheck.records import MutableRecord, Record
 
 TYPE_CHECKING = False
@@ -62,18 +63,8 @@ class ElfError(ValueError):
     """Raised inside this module for any malformed input; callers only ever see :class:`Unreadable`."""
 
 
-class Unreadable(Record):
-    """A file that is not a readable ELF shared object: the reason says what is wrong."""
-
-    __slots__ = ("path", "reason", "format")
-
-    def __init__(self, path: Path, reason: str, format: str = "ELF") -> None:
-        self.path = path
-        self.reason = reason
-        self.format = format
-
-    def __bool__(self) -> bool:  # lets callers write ``if not info: ...``
-        return False
+def _unreadable(path: Path, reason: str) -> Unreadable:
+    return Unreadable(path, reason, "ELF")
 
 
 class VersionNeed(Record):
@@ -288,15 +279,15 @@ def read_elf(path: Path | str) -> ElfFile | Unreadable:
     try:
         image, handle = _open(path)
     except ElfError as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except OSError as exc:
-        return Unreadable(path, exc.strerror or str(exc))
+        return _unreadable(path, exc.strerror or str(exc))
     try:
         return _parse(path, image)
     except ElfError as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
-        return Unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
+        return _unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
     finally:
         _close(handle)
 
@@ -305,13 +296,13 @@ def parse_bytes(data: bytes, path: Path | str = "<bytes>") -> ElfFile | Unreadab
     """Like :func:`read_elf` for bytes already in memory (used by the fuzz job)."""
     path = Path(path)
     if not data:
-        return Unreadable(path, "empty file")
+        return _unreadable(path, "empty file")
     try:
         return _parse(path, _Image(data, len(data)))
     except ElfError as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
-        return Unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
+        return _unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
 
 
 def _cstring(image: _Image, start: int, end: int, offset: int) -> str:
@@ -948,7 +939,7 @@ def read_symbols(elf: ElfFile) -> Symbols | Unreadable:
     try:
         image, handle = _open(elf.path)
     except (ElfError, OSError) as exc:
-        return Unreadable(elf.path, str(exc))
+        return _unreadable(elf.path, str(exc))
     symbols = _guarded_symbols(elf, image)
     if not isinstance(symbols, Symbols):
         _close(handle)
@@ -968,9 +959,9 @@ def _guarded_symbols(elf: ElfFile, image: _Image) -> Symbols | Unreadable:
     try:
         return _read_symbols(elf, image)
     except ElfError as exc:
-        return Unreadable(elf.path, str(exc))
+        return _unreadable(elf.path, str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
-        return Unreadable(elf.path, f"corrupt symbol table: {type(exc).__name__}: {exc}")
+        return _unreadable(elf.path, f"corrupt symbol table: {type(exc).__name__}: {exc}")
 
 
 def _native_order_matches(little: bool) -> bool:

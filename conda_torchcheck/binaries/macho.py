@@ -23,7 +23,7 @@ import os
 import struct
 from pathlib import Path
 
-from conda_torchcheck.binaries.elf import Unreadable
+from conda_torchcheck.binaries.unreadable import Unreadable
 from conda_torchcheck.records import Record
 
 __all__ = [

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conda_torchcheck.binaries.headers import PE_MACHINES
+from conda_torchcheck.binaries.unreadable import Unreadable
 
 DIR_EXPORT = 0
 DIR_IMPORT = 1
@@ -262,13 +263,8 @@ def _u16_array(raw: bytes) -> array:
     return out
 
 
-@dataclass(frozen=True)
-class Unreadable:
-    """A file that is not a readable PE image; ``reason`` is a short technical phrase for the report."""
-
-    path: Path
-    reason: str
-    format: str = "PE"
+def _unreadable(path: Path, reason: str) -> Unreadable:
+    return Unreadable(path, reason, "PE")
 
 
 class _Corrupt(Exception):
@@ -569,11 +565,11 @@ def read_pe(
             size=img.size,
         )
     except _Corrupt as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (MemoryError, RecursionError):
-        return Unreadable(path, "too large or too deeply nested to read")
+        return _unreadable(path, "too large or too deeply nested to read")
     except Exception as exc:  # hostile input must not escape as an exception
-        return Unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
+        return _unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
     finally:
         if img is not None:
             _close(img)
@@ -602,11 +598,11 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
         keep = True
         return Exports(dll_name, base, n_functions, img, (rva, rva + dir_size), name_rvas, name_ordinals, functions_rva)
     except _Corrupt as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (MemoryError, RecursionError):
-        return Unreadable(path, "too large or too deeply nested to read")
+        return _unreadable(path, "too large or too deeply nested to read")
     except Exception as exc:
-        return Unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
+        return _unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
     finally:
         if img is not None and not keep:
             _close(img)

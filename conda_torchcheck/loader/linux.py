@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
+    from conda_torchcheck.loader.contract import LoaderContext
+
 # Libraries every Linux machine provides (glibc, the GCC runtime): when the machine the env runs on is not
 # this one, their resolution is assumed and said to be assumed.
 SYSTEM_SONAMES = frozenset(
@@ -862,7 +864,7 @@ def _new_graph(search: LinuxSearch) -> LoadGraph:
     return graph
 
 
-def simulate_torch_import(ctx: Any) -> LinuxLoad | None:
+def simulate_torch_import(ctx: LoaderContext) -> LinuxLoad | None:
     """Model ``import torch`` in ``ctx.env`` on ``ctx.host``; None when the env has no torch package."""
     env = ctx.env
     torch = ctx.torch
@@ -959,7 +961,7 @@ def _preload_cuda(load: LinuxLoad, sites: list[Path], cuda_version: str | None, 
     return None
 
 
-def build_torch_graph(ctx: Any) -> LoadGraph | None:
+def build_torch_graph(ctx: LoaderContext) -> LoadGraph | None:
     """The load graph of ``import torch`` for a Linux env (None when torch is absent), with undefined
     symbols marked on the edge that loads the library needing them (Python binds them all at import)."""
     load = torch_load(ctx)
@@ -985,21 +987,18 @@ def mark_symbol_misses(load: LinuxLoad, misses: Sequence[SymbolMiss]) -> None:
             module.dependencies[i] = Dependency(dep.name, dep.kind, res, dep.searched, dep.problems + (problem,))
 
 
-def torch_load(ctx: Any) -> LinuxLoad | None:
+def torch_load(ctx: LoaderContext) -> LinuxLoad | None:
     """The simulated import, computed once per check context."""
-    if hasattr(ctx, "memo"):
-        return ctx.memo("linux_load", lambda: simulate_torch_import(ctx))
-    return simulate_torch_import(ctx)
+    return ctx.memo("linux_load", lambda: simulate_torch_import(ctx))
 
 
-def build_graph_for_file(ctx: Any, path: Path) -> LoadGraph:
+def build_graph_for_file(ctx: LoaderContext, path: Path) -> LoadGraph:
     """The closure of one ELF file as ld.so would load it as a program (what ``ldd``/``lddtree`` show)."""
     return load_file(ctx, path).graph
 
 
-def load_file(ctx: Any, path: Path) -> LinuxLoad:
-    env = getattr(ctx, "env", None)
-    host = getattr(ctx, "host", None)
+def load_file(ctx: LoaderContext, path: Path) -> LinuxLoad:
+    env, host = ctx.env, ctx.host
     info = read_elf(path)
     arch = info.arch if isinstance(info, ElfFile) else None
     bits = info.bits if isinstance(info, ElfFile) else 64
@@ -1124,11 +1123,9 @@ def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> 
     return ref is not None and ref[2] is not None and ref[2] not in assumed
 
 
-def torch_symbol_misses(ctx: Any) -> list[SymbolMiss]:
+def torch_symbol_misses(ctx: LoaderContext) -> list[SymbolMiss]:
     """Symbol misses of the simulated ``import torch``, computed once per context."""
     load = torch_load(ctx)
     if load is None:
         return []
-    if hasattr(ctx, "memo"):
-        return ctx.memo("linux_symbol_misses", lambda: check_symbols(load))
-    return check_symbols(load)
+    return ctx.memo("linux_symbol_misses", lambda: check_symbols(load))

@@ -38,6 +38,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from conda_torchcheck.loader.contract import LoaderContext
+
 # dyld's own words, used as search steps; whole sentences for people go through the message catalog
 STEP_LOADED = "already-loaded"
 STEP_DYLD_LIBRARY_PATH = "DYLD_LIBRARY_PATH"
@@ -671,7 +673,7 @@ def _new_graph(search: MacSearch) -> LoadGraph:
     return graph
 
 
-def simulate_torch_import(ctx: Any) -> MacLoad | None:
+def simulate_torch_import(ctx: LoaderContext) -> MacLoad | None:
     """Model ``import torch`` in ``ctx.env`` on ``ctx.host``; None when the env has no torch package."""
     from conda_torchcheck.messages import msg
 
@@ -713,22 +715,19 @@ def simulate_torch_import(ctx: Any) -> MacLoad | None:
     return load
 
 
-def torch_load(ctx: Any) -> MacLoad | None:
+def torch_load(ctx: LoaderContext) -> MacLoad | None:
     """The simulated import, computed once per check context."""
-    if hasattr(ctx, "memo"):
-        return ctx.memo("macos_load", lambda: simulate_torch_import(ctx))
-    return simulate_torch_import(ctx)
+    return ctx.memo("macos_load", lambda: simulate_torch_import(ctx))
 
 
-def build_torch_graph(ctx: Any) -> LoadGraph | None:
+def build_torch_graph(ctx: LoaderContext) -> LoadGraph | None:
     load = torch_load(ctx)
     return None if load is None else load.graph
 
 
-def load_file(ctx: Any, path: Path) -> MacLoad:
+def load_file(ctx: LoaderContext, path: Path) -> MacLoad:
     """One Mach-O file: an executable starts a process; a dylib or bundle is dlopened by the env's python."""
-    env = getattr(ctx, "env", None)
-    host = getattr(ctx, "host", None)
+    env, host = ctx.env, ctx.host
     info = read_macho(path)
     arch = None
     if isinstance(info, MachOFile):
@@ -753,7 +752,7 @@ def load_file(ctx: Any, path: Path) -> MacLoad:
     return MacLoad(graph, dyld, None, search, step.error)
 
 
-def build_graph_for_file(ctx: Any, path: Path) -> LoadGraph:
+def build_graph_for_file(ctx: LoaderContext, path: Path) -> LoadGraph:
     return load_file(ctx, path).graph
 
 
@@ -861,10 +860,8 @@ def check_symbols(load: MacLoad, limit: int = 200) -> list[SymbolMiss]:
     return misses
 
 
-def torch_symbol_misses(ctx: Any) -> list[SymbolMiss]:
+def torch_symbol_misses(ctx: LoaderContext) -> list[SymbolMiss]:
     load = torch_load(ctx)
     if load is None:
         return []
-    if hasattr(ctx, "memo"):
-        return ctx.memo("macos_symbol_misses", lambda: check_symbols(load))
-    return check_symbols(load)
+    return ctx.memo("macos_symbol_misses", lambda: check_symbols(load))

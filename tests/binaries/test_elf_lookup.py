@@ -6,7 +6,6 @@ from __future__ import annotations
 import struct
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -138,12 +137,13 @@ def test_check_symbols_equals_the_whole_table_algorithm(tmp_path):
     whole-table pass (``present_names`` of every scope object) found them."""
     from conda_torchcheck.inventory.model import HostFacts
     from conda_torchcheck.loader import linux
+    from conda_torchcheck.loader.contract import FileContext
     from tests.envbuilder import EnvBuilder
     from tests.loader.linux_layouts import install_real_torch
 
     pkg = install_real_torch(EnvBuilder(tmp_path / "venv", layout="venv"))
     module = next(pkg.glob("_C.cpython-311-*.so"))
-    ctx = SimpleNamespace(env=None, host=HostFacts(live=True, environ={}))
+    ctx = FileContext(HostFacts(live=True, environ={}))
     new = linux.check_symbols(linux.load_file(ctx, module))
     load = linux.load_file(ctx, module)
     old = []
