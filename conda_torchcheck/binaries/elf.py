@@ -727,30 +727,24 @@ _NONLOCAL = bytes(int(i >> 4 != STB_LOCAL) for i in range(256))  # translate tab
 class _SymbolSource:
     """The mapped file and where its tables are, kept for lookups after :func:`read_symbols` returns."""
 
-    __slots__ = ("image", "tables", "bits", "little", "sym")
+    __slots__ = ("image", "tables", "bits", "little", "names", "shndx", "info", "versym")
 
-    def __init__(self, image: _Image, tables: _Tables, bits: int, little: bool) -> None:
+    def __init__(
+        self, image: _Image, tables: _Tables, bits: int, little: bool, columns: tuple[array, array, bytes, array | None]
+    ) -> None:
         self.image = image
         self.tables = tables
         self.bits = bits
         self.little = little
-        e = "<" if little else ">"
-        self.sym = struct.Struct(e + ("IBBHQQ" if bits == 64 else "IIIBBH"))
+        #: per symbol: st_name, st_shndx, st_info, the .gnu.version entry (read once by :func:`_read_symbols`)
+        self.names, self.shndx, self.info, self.versym = columns
 
     def present_names(self, refs: list[tuple[bytes, str | None, str | None, bool]]) -> frozenset[bytes]:
         t = self.tables
-        assert t.symtab is not None and t.strtab is not None
-        raw = bytes(self.image.slice(t.symtab, t.nsyms * t.syment, "dynamic symbol table"))
+        assert t.strtab is not None
         strings = bytes(self.image.slice(t.strtab, t.strsz, "dynamic string table"))
-        if self.bits == 64:
-            names = _column(raw, "I", 0, 6, self.little)
-            shndx = _column(raw, "H", 3, 12, self.little)
-            info = memoryview(raw)[4::24]
-        else:
-            names = _column(raw, "I", 0, 4, self.little)
-            shndx = _column(raw, "H", 7, 8, self.little)
-            info = memoryview(raw)[12::16]
-        defined = {names[i] for i in range(1, t.nsyms) if shndx[i] != SHN_UNDEF and info[i] >> 4 != STB_LOCAL}
+        names, shndx, info = self.names, self.shndx, self.info
+        defined = {names[i] for i in range(1, len(names)) if shndx[i] != SHN_UNDEF and info[i] >> 4 != STB_LOCAL}
         parts = strings.split(b"\0")
         starts = set(accumulate(map((1).__add__, map(len, parts)), initial=0))
         present = set(parts)
@@ -795,10 +789,7 @@ class _Lookup:
         self.chains = chains
         self.first = first
         t = source.tables
-        self.versym: array | None = None
-        if t.versym is not None:
-            self.versym = _column(bytes(source.image.slice(t.versym, 2 * t.nsyms, "symbol versions")), "H", 0, 1,
-                                  source.little)  # fmt: skip
+        self.versym = source.versym
         self.versions = {ndx: name for ndx, name, _file in t.version_index}
         #: GNU: every hashed symbol's hash with bit 0 set, built on first use (see :func:`_hash_set`)
         self.hashes: set[int] | None = None
@@ -841,18 +832,42 @@ class _Lookup:
     def defined_among(self, wanted: Mapping[int, list[Wanted]]) -> list[Wanted]:
         found: list[Wanted] = []
         if self.is_gnu:
-            if self.hashes is None:
-                self.hashes = _hash_set(self.chains)
-            buckets, nbuckets, chains, first = self.buckets, self.nbuckets, self.chains, self.first
-            for key in self.hashes.intersection(wanted):
-                for entry in wanted[key]:
-                    h = entry[2]
-                    i = buckets[h % nbuckets]
-                    if i < first:  # 0: an empty bucket (below the hashed symbols: a corrupt one)
-                        continue
-                    candidates = self._chain_matches(i - first, h)
-                    if candidates and self._binds(candidates, entry[0], entry[1]):
-                        found.append(entry)
+            chains = self.chains
+            if len(wanted) * 8 < len(chains):  # few names asked of a big table: ld.so's bloom filter
+                bloom, mask, bits, shift = self.bloom, self.bloom_mask, self.bloom_bits, self.shift
+                assert bloom is not None
+                asked = [
+                    e
+                    for entries in wanted.values()
+                    for e in entries
+                    if (bloom[(e[2] // bits) & mask] >> (e[2] % bits))
+                    & (bloom[(e[2] // bits) & mask] >> ((e[2] >> shift) % bits))
+                    & 1
+                ]
+            else:  # the set of the chain's hashes rejects the rest at C speed
+                if self.hashes is None:
+                    self.hashes = _hash_set(chains)
+                asked = [e for key in self.hashes.intersection(wanted) for e in wanted[key]]
+            if not asked:
+                return found
+            if self.ends is None:
+                self.ends = _low_bits(chains)
+            buckets, nbuckets, first, ends = self.buckets, self.nbuckets, self.first, self.ends
+            last = len(chains) - 1
+            for entry in asked:
+                h = entry[2]
+                start = buckets[h % nbuckets] - first
+                if start < 0:  # an empty bucket (0), or one below the hashed symbols (corrupt)
+                    continue
+                stop = ends.find(1, start)  # a chain without an end bit stops at the last symbol
+                if stop < 0:
+                    stop = last
+                if stop - start < 64:
+                    candidates = [first + k for k in range(start, stop + 1) if (chains[k] ^ h) >> 1 == 0]
+                else:
+                    candidates = self._long_chain_matches(start, stop, h)
+                if candidates and self._binds(candidates, entry[0], entry[1]):
+                    found.append(entry)
         else:
             buckets, nbuckets, chains = self.buckets, self.nbuckets, self.chains
             nchain = len(chains)
@@ -869,17 +884,11 @@ class _Lookup:
                         found.append(entry)
         return found
 
-    def _chain_matches(self, start: int, h: int) -> list[int]:
-        """Symbol indexes of the chain from ``start`` (relative to symoffset) whose hash is ``h``'s. A real chain
-        is a few entries, walked here; a long one (a crafted chain without an end bit runs to the last symbol)
-        is searched at C speed, so a lookup never costs a Python step per symbol of the file."""
+    def _long_chain_matches(self, start: int, stop: int, h: int) -> list[int]:
+        """Symbol indexes of chain entries ``start``..``stop`` whose hash is ``h``'s, searched at C speed: a real
+        chain is a few entries (walked by the caller); a crafted one without an end bit runs to the last symbol,
+        and must not cost a Python step per symbol of the file."""
         chains, first = self.chains, self.first
-        if self.ends is None:
-            self.ends = _low_bits(chains)
-        stop = self.ends.find(1, start)
-        stop = len(chains) - 1 if stop < 0 else stop
-        if stop - start < 64:
-            return [first + k for k in range(start, stop + 1) if (chains[k] ^ h) >> 1 == 0]
         found = []
         for target in (h & ~1, h | 1):
             at = start
@@ -896,22 +905,17 @@ class _Lookup:
         """ld.so's ``check_match`` over the chain's symbols of matching hash, then its one-version rule."""
         source = self.source
         t = source.tables
-        data, size = source.image.data, source.image.size
-        assert t.symtab is not None and t.strtab is not None
-        sym, syment, strtab, strsz, bits64 = source.sym, t.syment, t.strtab, t.strsz, source.bits == 64
-        versym, versions = self.versym, self.versions
+        data, size, strtab, strsz = source.image.data, source.image.size, t.strtab, t.strsz
+        assert strtab is not None
+        names, shndx, info, versym, versions = source.names, source.shndx, source.info, self.versym, self.versions
         length = len(name)
         other_versions = 0
         for i in candidates:
-            if i >= t.nsyms:
+            if i >= len(names):
                 break
-            fields = sym.unpack_from(data, t.symtab + i * syment)
-            if bits64:  # Elf64_Sym: name info other shndx value size
-                st_name, st_info, st_shndx = fields[0], fields[1], fields[3]
-            else:  # Elf32_Sym: name value size info other shndx
-                st_name, st_info, st_shndx = fields[0], fields[3], fields[5]
-            if st_shndx == SHN_UNDEF or st_info >> 4 == STB_LOCAL:
+            if shndx[i] == SHN_UNDEF or info[i] >> 4 == STB_LOCAL:
                 continue
+            st_name = names[i]
             if st_name + length >= strsz or strtab + st_name + length >= size:
                 continue
             at = strtab + st_name
@@ -983,7 +987,8 @@ def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
     assert t.symtab is not None and t.strtab is not None
     n = t.nsyms
     raw = bytes(image.slice(t.symtab, n * t.syment, "dynamic symbol table"))
-    image.slice(t.strtab, t.strsz, "dynamic string table")  # bounds only: names are read where they lie
+    if t.strtab < 0 or t.strsz < 0 or t.strtab + t.strsz > image.size:  # names are read where they lie
+        raise ElfError(f"truncated: the dynamic string table at offset {t.strtab} is past the end ({image.size})")
     str_start, str_end = t.strtab, t.strtab + t.strsz
     little = elf.little_endian
     if elf.bits == 64:  # Elf64_Sym: name(I) info(B) other(B) shndx(H) value(Q) size(Q)
@@ -1028,7 +1033,8 @@ def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
             if ndx > 1:
                 version, file = index.get(ndx, (None, None))
         refs.append((bytes(data[off:end]), version, file, bind == STB_WEAK))
-    return Symbols(elf.path, refs, n, _SymbolSource(image, t, elf.bits, little))
+    columns = (names, shndx, info.tobytes(), versym)
+    return Symbols(elf.path, refs, n, _SymbolSource(image, t, elf.bits, little, columns))
 
 
 def defined_names_exact(elf: ElfFile) -> frozenset[bytes]:
