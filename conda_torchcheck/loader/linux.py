@@ -59,6 +59,19 @@ if TYPE_CHECKING:
 
     from conda_torchcheck.loader.contract import LoaderContext
 
+
+# ld.so's search steps (SearchPlace.step), in the order it tries them (see ``search_order``)
+STEP_LOADED = "already-loaded"
+STEP_PATH = "path"  # a name with a slash: used as written
+STEP_RPATH = "rpath"
+STEP_LD_LIBRARY_PATH = "ld_library_path"
+STEP_RUNPATH = "runpath"
+STEP_CACHE = "ld.so.cache"
+STEP_DEFAULT_DIRS = "default-dirs"
+STEP_UNKNOWN_SYSTEM = "unknown-system"  # the machine the env runs on was not examined
+STEPS = (STEP_LOADED, STEP_PATH, STEP_RPATH, STEP_LD_LIBRARY_PATH, STEP_RUNPATH, STEP_CACHE, STEP_DEFAULT_DIRS,
+         STEP_UNKNOWN_SYSTEM)  # fmt: skip
+
 # Libraries every Linux machine provides (glibc, the GCC runtime): when the machine the env runs on is not
 # this one, their resolution is assumed and said to be assumed.
 SYSTEM_SONAMES = frozenset(
@@ -373,7 +386,7 @@ class LdSo:
         """Resolve a DT_NEEDED ``name`` for ``loader``: (path or loaded object or None, how, searched, assumed)."""
         already = self.find_loaded(name)
         if already is not None:
-            how = SearchPlace("already-loaded", str(already.path.parent), note=already.group)
+            how = SearchPlace(STEP_LOADED, str(already.path.parent), note=already.group)
             return already, how, [], False
         return self._search_paths(name, loader)
 
@@ -384,8 +397,8 @@ class LdSo:
         if "/" in name:
             path = self._absolute(self.expand(name, loader))
             if self._stat_of(path) is not None:
-                return path, SearchPlace("path", os.path.dirname(path)), searched, False
-            searched.append(SearchPlace("path", os.path.dirname(path)))
+                return path, SearchPlace(STEP_PATH, os.path.dirname(path)), searched, False
+            searched.append(SearchPlace(STEP_PATH, os.path.dirname(path)))
             return None, None, searched, False
         elf = loader.elf if loader is not None else None
         # 2. DT_RPATH of the loader and its loaders (only when the loader has no DT_RUNPATH)
@@ -396,54 +409,54 @@ class LdSo:
                 if cur.elf is not None and cur.elf.rpath and not cur.elf.runpath:
                     note = f"DT_RPATH of {cur.path.name}"
                     for entry in cur.elf.rpath:
-                        found = self._try_dir(self.expand(entry, cur), name, "rpath", note, searched)
+                        found = self._try_dir(self.expand(entry, cur), name, STEP_RPATH, note, searched)
                         if found:
-                            return found, SearchPlace("rpath", os.path.dirname(found), note), searched, False
+                            return found, SearchPlace(STEP_RPATH, os.path.dirname(found), note), searched, False
                 seen_main = seen_main or cur.is_main
                 cur = cur.loader
             main = self.main
             if not seen_main and main is not None and main.elf is not None and main.elf.rpath and not main.elf.runpath:
                 note = f"DT_RPATH of the executable {main.path.name}"
                 for entry in main.elf.rpath:
-                    found = self._try_dir(self.expand(entry, main), name, "rpath", note, searched)
+                    found = self._try_dir(self.expand(entry, main), name, STEP_RPATH, note, searched)
                     if found:
-                        return found, SearchPlace("rpath", os.path.dirname(found), note), searched, False
+                        return found, SearchPlace(STEP_RPATH, os.path.dirname(found), note), searched, False
         # 3. LD_LIBRARY_PATH
         for entry in self.search.ld_library_path:
             note = "LD_LIBRARY_PATH"
-            found = self._try_dir(self.expand(entry, self.main), name, "ld_library_path", note, searched)
+            found = self._try_dir(self.expand(entry, self.main), name, STEP_LD_LIBRARY_PATH, note, searched)
             if found:
-                return found, SearchPlace("ld_library_path", os.path.dirname(found), note), searched, False
+                return found, SearchPlace(STEP_LD_LIBRARY_PATH, os.path.dirname(found), note), searched, False
         # 4. DT_RUNPATH of the loader itself
         if elf is not None and elf.runpath and loader is not None:
             note = f"DT_RUNPATH of {loader.path.name}"
             for entry in elf.runpath:
-                found = self._try_dir(self.expand(entry, loader), name, "runpath", note, searched)
+                found = self._try_dir(self.expand(entry, loader), name, STEP_RUNPATH, note, searched)
                 if found:
-                    return found, SearchPlace("runpath", os.path.dirname(found), note), searched, False
+                    return found, SearchPlace(STEP_RUNPATH, os.path.dirname(found), note), searched, False
         nodeflib = elf is not None and elf.nodeflib
         # 5. ld.so.cache
         if not self.search.system_known:
             if name in SYSTEM_SONAMES:
-                how = SearchPlace("ld.so.cache", None, ASSUMED_SYSTEM)
+                how = SearchPlace(STEP_CACHE, None, ASSUMED_SYSTEM)
                 return None, how, searched, True
-            searched.append(SearchPlace("unknown-system", None, UNKNOWN_SYSTEM))
+            searched.append(SearchPlace(STEP_UNKNOWN_SYSTEM, None, UNKNOWN_SYSTEM))
             return None, None, searched, False
         cache = self.search.cache
         assert cache is not None
         cached = cache.lookup(name)
         if cached is not None and not (nodeflib and is_system_dir(os.path.dirname(cached), self.search.layout)):
             if self._stat_of(cached) is not None and self._incompatible(cached) is None:
-                return cached, SearchPlace("ld.so.cache", os.path.dirname(cached), cache.source), searched, False
-            searched.append(SearchPlace("ld.so.cache", os.path.dirname(cached), f"stale entry {cached} (run ldconfig)"))
+                return cached, SearchPlace(STEP_CACHE, os.path.dirname(cached), cache.source), searched, False
+            searched.append(SearchPlace(STEP_CACHE, os.path.dirname(cached), f"stale entry {cached} (run ldconfig)"))
         else:
-            searched.append(SearchPlace("ld.so.cache", cache.source, "no entry"))
+            searched.append(SearchPlace(STEP_CACHE, cache.source, "no entry"))
         # 6. default directories
         if not nodeflib:
             for directory in self.search.layout.default_dirs:
-                found = self._try_dir(directory, name, "default-dirs", "", searched)
+                found = self._try_dir(directory, name, STEP_DEFAULT_DIRS, "", searched)
                 if found:
-                    return found, SearchPlace("default-dirs", directory), searched, False
+                    return found, SearchPlace(STEP_DEFAULT_DIRS, directory), searched, False
         return None, None, searched, False
 
     def alternative(self, name: str, loader: LoadedObject) -> tuple[str | None, SearchPlace | None]:
@@ -514,7 +527,7 @@ class LdSo:
                     st = self._stat_of(target)
                     same = self._same_file(st) if st is not None else None
                     if same is not None:
-                        how = SearchPlace("already-loaded", how.directory if how else None, same.group)
+                        how = SearchPlace(STEP_LOADED, how.directory if how else None, same.group)
                         target = same
                     else:
                         target = self._new_object(target, obj, step.label, name)
@@ -634,13 +647,13 @@ class LdSo:
             existing = self._same_file(st)
         if existing is not None:
             step.root = existing
-            how = SearchPlace("already-loaded", str(existing.path.parent), existing.group)
+            how = SearchPlace(STEP_LOADED, str(existing.path.parent), existing.group)
             self._edge(caller_module, Dependency(path.name, "dlopen", Resolution(existing.path, how)))
             step.searchlist = self._closure_of(existing)
             self.steps.append(step)
             return step
         if st is None:
-            dep = Dependency(str(path), "dlopen", None, (SearchPlace("path", str(path.parent)),))
+            dep = Dependency(str(path), "dlopen", None, (SearchPlace(STEP_PATH, str(path.parent)),))
             self._edge(caller_module, dep)
             step.misses.append((caller or self.main, dep))
             step.error = f"{path}: cannot open shared object file: No such file or directory"
@@ -650,7 +663,8 @@ class LdSo:
         step.root = root
         step.new_objects.append(root)
         self._edge(
-            caller_module, Dependency(path.name, "dlopen", Resolution(root.path, SearchPlace("path", str(path.parent))))
+            caller_module,
+            Dependency(path.name, "dlopen", Resolution(root.path, SearchPlace(STEP_PATH, str(path.parent)))),
         )
         self._map_closure(step, [root])
         if step.failed:
@@ -850,16 +864,16 @@ def _new_graph(search: LinuxSearch) -> LoadGraph:
     graph = LoadGraph(platform="linux")
     graph.notes.extend(search.notes)
     order: list[SearchPlace] = [
-        SearchPlace("already-loaded"),
-        SearchPlace("rpath", note="DT_RPATH of the requiring object and its loaders, unless it has DT_RUNPATH"),
+        SearchPlace(STEP_LOADED),
+        SearchPlace(STEP_RPATH, note="DT_RPATH of the requiring object and its loaders, unless it has DT_RUNPATH"),
     ]
-    order += [SearchPlace("ld_library_path", d, search.ld_library_path_source) for d in search.ld_library_path]
-    order.append(SearchPlace("runpath", note="DT_RUNPATH of the requiring object (direct dependencies only)"))
+    order += [SearchPlace(STEP_LD_LIBRARY_PATH, d, search.ld_library_path_source) for d in search.ld_library_path]
+    order.append(SearchPlace(STEP_RUNPATH, note="DT_RUNPATH of the requiring object (direct dependencies only)"))
     if search.system_known and search.cache is not None:
-        order.append(SearchPlace("ld.so.cache", None, search.cache.source))
-        order += [SearchPlace("default-dirs", d) for d in search.layout.default_dirs]
+        order.append(SearchPlace(STEP_CACHE, None, search.cache.source))
+        order += [SearchPlace(STEP_DEFAULT_DIRS, d) for d in search.layout.default_dirs]
     else:
-        order.append(SearchPlace("unknown-system", None, UNKNOWN_SYSTEM))
+        order.append(SearchPlace(STEP_UNKNOWN_SYSTEM, None, UNKNOWN_SYSTEM))
     graph.search_order = order
     return graph
 
@@ -916,7 +930,7 @@ def simulate_torch_import(ctx: LoaderContext) -> LinuxLoad | None:
         # (a _C for another Python is TC111's finding, not a missing library)
         name = f"_C.cpython-{env.python.tag or '3XY'}-{search.arch}-linux-gnu.so"
         step = LoadStep(GROUP_C, None, error="ModuleNotFoundError: No module named 'torch._C'")
-        dep = Dependency(name, "dlopen", None, (SearchPlace("path", str(plan.package_dir)),))
+        dep = Dependency(name, "dlopen", None, (SearchPlace(STEP_PATH, str(plan.package_dir)),))
         if ldso.main is not None:
             ldso._edge(ldso.main.module, dep)
         step.misses.append((ldso.main, dep))
@@ -981,7 +995,7 @@ def mark_symbol_misses(load: LinuxLoad, misses: Sequence[SymbolMiss]) -> None:
     for module in load.graph.modules.values():
         for i, dep in enumerate(module.dependencies):
             res = dep.resolution
-            if res is None or res.path not in by_module or res.found_by.step == "already-loaded":
+            if res is None or res.path not in by_module or res.found_by.step == STEP_LOADED:
                 continue
             problem = "missing-symbols:" + ", ".join(by_module.pop(res.path))
             module.dependencies[i] = Dependency(dep.name, dep.kind, res, dep.searched, dep.problems + (problem,))

@@ -51,6 +51,8 @@ STEP_FALLBACK = "DYLD_FALLBACK_LIBRARY_PATH"
 STEP_DEFAULT_FALLBACK = "default-fallback"
 STEP_CACHE = "dyld-shared-cache"
 STEP_DLOPEN = "dlopen"
+STEP_FILE_PATH = "path"  # a file dlopened by its path (torch's own ctypes loads)
+STEP_UNEXAMINED = "unexamined"
 NOT_EXAMINED = "not examined: a folder of the machine the env runs on"
 GROUP_PROCESS = "python (main executable and its dylibs)"
 GROUP_GLOBAL_DEPS = "torch ctypes.CDLL(libtorch_global_deps.dylib, RTLD_GLOBAL)"
@@ -439,7 +441,7 @@ class Dyld:
             how = SearchPlace(cand.step, path if path != disk else str(Path(disk).parent), cand.note)
             return new, Resolution(new.path, how), tried
         if unexamined and not tried:
-            tried.append(SearchPlace("unexamined", None, NOT_EXAMINED))
+            tried.append(SearchPlace(STEP_UNEXAMINED, None, NOT_EXAMINED))
         return None, None, tried
 
     def _cache_resolution(self, path: str, cand: Candidate) -> Resolution:
@@ -706,7 +708,7 @@ def simulate_torch_import(ctx: LoaderContext) -> MacLoad | None:
         elif plan.global_deps is not None:
             name = f"_C.cpython-{env.python.tag or '3XY'}-darwin.so"
             step = LoadStep(GROUP_C, error="ModuleNotFoundError: No module named 'torch._C'")
-            dep = Dependency(name, "dlopen", None, (SearchPlace("path", str(plan.package_dir)),))
+            dep = Dependency(name, "dlopen", None, (SearchPlace(STEP_FILE_PATH, str(plan.package_dir)),))
             if dyld.main is not None:
                 dyld._edge(dyld.main.module, dep)
             step.misses.append((dyld.main, dep))

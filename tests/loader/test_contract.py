@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,11 @@ def test_a_file_context_has_its_own_memo():
     assert ctx.memo("k", lambda: calls.append(1) or 42) == 42
     assert ctx.memo("k", lambda: calls.append(1) or 43) == 42
     assert calls == [1] and ctx.env is None
+
+
+@pytest.mark.parametrize("module", ["linux", "macos", "windows"])
+def test_search_steps_are_named_constants(module):
+    """Every loader names its search steps once (STEP_*), never as literals at the places it records."""
+    text = (SOURCE / "loader" / f"{module}.py").read_text(encoding="utf-8")
+    assert not re.search(r'\b(?:SearchPlace|Place)\("', text)
+    assert re.search(r"^STEP_LOADED = ", text, re.M)
