@@ -49,6 +49,7 @@ from conda_torchcheck.loader.ldcache import (
     read_preload_file,
     system_layout,
 )
+from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
 from conda_torchcheck.messages import msg
 from conda_torchcheck.records import MutableRecord, Record
 
@@ -888,14 +889,7 @@ def simulate_torch_import(ctx: LoaderContext) -> LinuxLoad | None:
     graph = _new_graph(search)
     ldso = LdSo(search, graph)
     plan = torch_load_plan(torch.package_dir, env.python.tag, ctx.host)
-    executable = env.python.executable
-    ldso.start_process(executable)
-    if ldso.main is None:
-        placeholder = Module(env.prefix / "bin" / "python", unreadable=msg("TC4.note.no_python").render())
-        graph.modules[str(placeholder.path)] = placeholder
-        graph.roots.append(placeholder.path)
-    else:
-        graph.roots.append(ldso.main.path)
+    start_python(ldso, graph, env, msg("TC4.note.no_python").render())
     load = LinuxLoad(graph, ldso, plan, search)
     sites = [s.path for s in env.site_dirs if s.active]
     cuda_version = torch.cuda_version
@@ -930,11 +924,7 @@ def simulate_torch_import(ctx: LoaderContext) -> LinuxLoad | None:
         # (a _C for another Python is TC111's finding, not a missing library)
         name = f"_C.cpython-{env.python.tag or '3XY'}-{search.arch}-linux-gnu.so"
         step = LoadStep(GROUP_C, None, error="ModuleNotFoundError: No module named 'torch._C'")
-        dep = Dependency(name, "dlopen", None, (SearchPlace(STEP_PATH, str(plan.package_dir)),))
-        if ldso.main is not None:
-            ldso._edge(ldso.main.module, dep)
-        step.misses.append((ldso.main, dep))
-        ldso.steps.append(step)
+        record_missing_extension(ldso, step, name, SearchPlace(STEP_PATH, str(plan.package_dir)))
         graph.notes.append(msg("TC4.note.no_c_module", dir=str(plan.package_dir)).render())
         load.first_error = load.first_error or step.error
     return load

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from conda_torchcheck.binaries.macho import DylibRef, MachOFile, MachOSlice, Unreadable, read_macho, version_text
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
+from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
 from conda_torchcheck.records import MutableRecord, Record
 
 TYPE_CHECKING = False
@@ -687,14 +688,7 @@ def simulate_torch_import(ctx: LoaderContext) -> MacLoad | None:
     graph = _new_graph(search)
     dyld = Dyld(search, graph, env.prefix)
     plan = torch_load_plan(torch.package_dir, env.python.tag)
-    executable = env.python.executable
-    dyld.start_process(executable)
-    if dyld.main is None:
-        placeholder = Module(env.prefix / "bin" / "python", unreadable=msg("TC45.note.no_python").render())
-        graph.modules[str(placeholder.path)] = placeholder
-        graph.roots.append(placeholder.path)
-    else:
-        graph.roots.append(dyld.main.path)
+    start_python(dyld, graph, env, msg("TC45.note.no_python").render())
     load = MacLoad(graph, dyld, plan, search, None)
     if plan.global_deps is not None:
         step = dyld.dlopen(plan.global_deps, GROUP_GLOBAL_DEPS, mode=0xA)  # RTLD_GLOBAL | RTLD_NOW
@@ -708,11 +702,7 @@ def simulate_torch_import(ctx: LoaderContext) -> MacLoad | None:
         elif plan.global_deps is not None:
             name = f"_C.cpython-{env.python.tag or '3XY'}-darwin.so"
             step = LoadStep(GROUP_C, error="ModuleNotFoundError: No module named 'torch._C'")
-            dep = Dependency(name, "dlopen", None, (SearchPlace(STEP_FILE_PATH, str(plan.package_dir)),))
-            if dyld.main is not None:
-                dyld._edge(dyld.main.module, dep)
-            step.misses.append((dyld.main, dep))
-            dyld.steps.append(step)
+            record_missing_extension(dyld, step, name, SearchPlace(STEP_FILE_PATH, str(plan.package_dir)))
             load.first_error = load.first_error or step.error
     return load
 
