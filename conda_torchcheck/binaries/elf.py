@@ -6,14 +6,17 @@ What it reads, the way ld.so reads it (through the program headers, so stripped 
 * the dynamic segment: ``DT_NEEDED``, ``DT_SONAME``, ``DT_RPATH``, ``DT_RUNPATH``, ``DT_FLAGS_1``;
 * symbol versions: needs (``.gnu.version_r``: ``GLIBCXX_3.4.30`` from ``libstdc++.so.6``) and definitions
   (``.gnu.version_d``);
-* on demand (:func:`read_symbols`), the dynamic symbols: undefined references with their version, and the
-  names a library defines.
+* on demand (:func:`read_symbols`), the dynamic symbols: undefined references with their version, and
+  lookups of the names a library defines the way ld.so looks them up (:meth:`Symbols.defined_among`: the
+  name's hash through DT_GNU_HASH, or DT_HASH, then the version of the symbol found), so a library's whole
+  string table is never read to answer for the few thousand names its dependents need.
 
 Why not pyelftools: walking libtorch_cpu.so's 75,000 dynamic symbols through its per-symbol objects takes
 5+ s, the same tables read with ``memoryview.cast`` take well under 0.1 s; the header, dynamic and version
 tables are a few hundred lines of ``struct`` either way. Every offset is bounds-checked and every loop is
 bounded by the file size, so a truncated or corrupt file becomes an :class:`Unreadable` value, never an
-exception that escapes or a hang (``benchmarks/linux_elf_fuzz.py`` mutates real headers to prove it).
+exception that escapes or a hang (``tests/binaries/test_elf_fuzz.py`` mutates real headers to prove it;
+``tests/binaries/test_elf_lookup.py`` holds crafted hash chains).
 """
 
 from __future__ import annotations
