@@ -599,7 +599,6 @@ class Symbols(MutableRecord):
     filter, bucket, chain; DT_HASH when there is no GNU table), then, for a symbol of that name, its version
     through ``.gnu.version`` and the version definitions. Only the entries a lookup touches are read: a
     library exporting 75,000 names costs a few array reads per name asked, not a pass over its string table.
-    The file stays mapped while the value lives (big files are mmapped: untouched pages cost nothing).
     """
 
     __slots__ = ("path", "refs", "count", "_source", "_lookup", "_present", "_refs_by_name")
@@ -728,24 +727,26 @@ _NONLOCAL = bytes(int(i >> 4 != STB_LOCAL) for i in range(256))  # translate tab
 
 
 class _SymbolSource:
-    """The mapped file and where its tables are, kept for lookups after :func:`read_symbols` returns."""
+    """What lookups need after :func:`read_symbols` returns, copied out of the file (its string table, the
+    symbol columns, the hash table): the file is closed then, so one changed or truncated under a long run
+    cannot fault a mapping."""
 
-    __slots__ = ("image", "tables", "bits", "little", "names", "shndx", "info", "versym")
+    __slots__ = ("strings", "tables", "bits", "little", "names", "shndx", "info", "versym", "_lookup")
 
     def __init__(
         self, image: _Image, tables: _Tables, bits: int, little: bool, columns: tuple[array, array, bytes, array | None]
     ) -> None:
-        self.image = image
+        assert tables.strtab is not None
+        self.strings = bytes(image.slice(tables.strtab, tables.strsz, "dynamic string table"))
         self.tables = tables
         self.bits = bits
         self.little = little
         #: per symbol: st_name, st_shndx, st_info, the .gnu.version entry (read once by :func:`_read_symbols`)
         self.names, self.shndx, self.info, self.versym = columns
+        self._lookup = self._read_lookup(image)
 
     def present_names(self, refs: list[tuple[bytes, str | None, str | None, bool]]) -> frozenset[bytes]:
-        t = self.tables
-        assert t.strtab is not None
-        strings = bytes(self.image.slice(t.strtab, t.strsz, "dynamic string table"))
+        strings = self.strings
         names, shndx, info = self.names, self.shndx, self.info
         defined = {names[i] for i in range(1, len(names)) if shndx[i] != SHN_UNDEF and info[i] >> 4 != STB_LOCAL}
         parts = strings.split(b"\0")
@@ -760,13 +761,16 @@ class _SymbolSource:
         return frozenset(present)
 
     def lookup(self) -> _Lookup | None:
-        """The file's hash table, read once; None when it has none that holds together."""
+        """The file's hash table; None when it has none that holds together."""
+        return self._lookup
+
+    def _read_lookup(self, image: _Image) -> _Lookup | None:
         t = self.tables
         try:
             if t.gnu_hash is not None:
-                return _Lookup.gnu(self, t.gnu_hash)
+                return _Lookup.gnu(self, image, t.gnu_hash)
             if t.sysv_hash is not None:
-                return _Lookup.sysv(self, t.sysv_hash)
+                return _Lookup.sysv(self, image, t.sysv_hash)
         except (ElfError, struct.error, ValueError, OverflowError, MemoryError):
             return None
         return None
@@ -800,8 +804,8 @@ class _Lookup:
         self.ends: bytes | None = None
 
     @classmethod
-    def gnu(cls, source: _SymbolSource, at: int) -> _Lookup:
-        image, t, little = source.image, source.tables, source.little
+    def gnu(cls, source: _SymbolSource, image: _Image, at: int) -> _Lookup:
+        t, little = source.tables, source.little
         e = "<" if little else ">"
         nbuckets, symoffset, bloom_size, shift = image.unpack(struct.Struct(e + "IIII"), at)
         if nbuckets == 0 or bloom_size == 0 or bloom_size & (bloom_size - 1):
@@ -822,8 +826,8 @@ class _Lookup:
         return lookup
 
     @classmethod
-    def sysv(cls, source: _SymbolSource, at: int) -> _Lookup:
-        image, t, little = source.image, source.tables, source.little
+    def sysv(cls, source: _SymbolSource, image: _Image, at: int) -> _Lookup:
+        t, little = source.tables, source.little
         nbucket, nchain = image.unpack(struct.Struct(("<" if little else ">") + "II"), at)
         if nbucket == 0:
             raise ElfError("System V hash table with no buckets")
@@ -907,9 +911,8 @@ class _Lookup:
     def _binds(self, candidates: list[int], name: bytes, version: str | None) -> bool:
         """ld.so's ``check_match`` over the chain's symbols of matching hash, then its one-version rule."""
         source = self.source
-        t = source.tables
-        data, size, strtab, strsz = source.image.data, source.image.size, t.strtab, t.strsz
-        assert strtab is not None
+        strings = source.strings
+        size = len(strings)
         names, shndx, info, versym, versions = source.names, source.shndx, source.info, self.versym, self.versions
         length = len(name)
         other_versions = 0
@@ -918,11 +921,8 @@ class _Lookup:
                 break
             if shndx[i] == SHN_UNDEF or info[i] >> 4 == STB_LOCAL:
                 continue
-            st_name = names[i]
-            if st_name + length >= strsz or strtab + st_name + length >= size:
-                continue
-            at = strtab + st_name
-            if data[at : at + length] != name or data[at + length] != 0:
+            at = names[i]
+            if at + length >= size or strings[at : at + length] != name or strings[at + length] != 0:
                 continue
             if versym is None:
                 return True
@@ -947,12 +947,10 @@ def read_symbols(elf: ElfFile) -> Symbols | Unreadable:
         image, handle = _open(elf.path)
     except (ElfError, OSError) as exc:
         return _unreadable(elf.path, str(exc))
-    symbols = _guarded_symbols(elf, image)
-    if not isinstance(symbols, Symbols):
+    try:
+        return _guarded_symbols(elf, image)
+    finally:
         _close(handle)
-    elif handle is not None:  # the mapping lives as long as the value; it holds its own file descriptor
-        handle[0].close()  # type: ignore[index]
-    return symbols
 
 
 def symbols_from_bytes(elf: ElfFile, data: bytes) -> Symbols | Unreadable:
