@@ -99,9 +99,10 @@ class Exports:
     """The export table: looked up one name at a time as the Windows loader does (the import's hint, then a
     binary search of the sorted name pointer table), so a DLL exporting 100,000 names costs a few reads per
     name asked; the whole lists (``names``, ``forwarders``, ``ordinals``) are decoded only when asked for.
-    The file stays mapped while the value lives."""
+    Names are read from the file when a lookup needs them (and kept), never through a mapping held for the
+    value's life: a file truncated in the meantime is a failed read, not a fault."""
 
-    __slots__ = ("dll_name", "ordinal_base", "count", "_img", "_range", "_name_rvas", "_name_ordinals",
+    __slots__ = ("dll_name", "ordinal_base", "count", "_file", "_range", "_name_rvas", "_name_ordinals",
                  "_functions_rva", "_functions", "_names", "_forwarders", "_ordinals", "_names_cache")  # fmt: skip
 
     def __init__(
@@ -109,7 +110,7 @@ class Exports:
         dll_name: str | None,
         ordinal_base: int = 1,
         count: int = 0,
-        img: _Image | None = None,
+        file: _FileReads | None = None,
         export_range: tuple[int, int] = (0, 0),
         name_rvas: array | None = None,
         name_ordinals: array | None = None,
@@ -118,7 +119,7 @@ class Exports:
         self.dll_name = dll_name
         self.ordinal_base = ordinal_base
         self.count = count  # NumberOfFunctions: ordinals base .. base+count-1
-        self._img = img
+        self._file = file
         self._range = export_range  # RVAs of the export directory: a function RVA inside it is a forwarder
         self._name_rvas = name_rvas if name_rvas is not None else array("I")
         self._name_ordinals = name_ordinals if name_ordinals is not None else array("H")
@@ -137,8 +138,8 @@ class Exports:
         rva = self._name_rvas[k]
         name = self._names_cache.get(rva)
         if name is None:
-            assert self._img is not None
-            name = self._names_cache[rva] = self._img.cstring_bytes(rva)
+            assert self._file is not None
+            name = self._names_cache[rva] = self._file.cstring_bytes(rva)
         return name
 
     def _index_of(self, name: str, hint: int | None = None) -> int | None:
@@ -168,9 +169,9 @@ class Exports:
     def _load_functions(self) -> array:
         if self._functions is None:
             self._functions = array("I")
-            if self.count and self._img is not None:
+            if self.count and self._file is not None:
                 try:
-                    self._functions = _u32_array(self._img.read(self._functions_rva, 4 * self.count))
+                    self._functions = _u32_array(self._file.read(self._functions_rva, 4 * self.count))
                 except _Corrupt:
                     pass
         return self._functions
@@ -194,10 +195,10 @@ class Exports:
             return None
         target = self._function(index)
         start, end = self._range
-        if not start <= target < end or self._img is None:
+        if not start <= target < end or self._file is None:
             return None
         try:
-            return self._img.cstring(target)
+            return self._file.cstring_bytes(target).decode("latin-1")
         except _Corrupt:
             return None
 
@@ -234,7 +235,7 @@ class Exports:
             start, end = self._range
             functions = self._load_functions()
             forwarded = {i for i, f in enumerate(functions) if start <= f < end}
-            if forwarded and self._img is not None:
+            if forwarded and self._file is not None:
                 named: dict[int, str] = {}
                 for k, index in enumerate(self._name_ordinals):
                     if index in forwarded and index not in named:
@@ -244,9 +245,9 @@ class Exports:
                             continue
                 for index in sorted(forwarded):
                     try:
-                        forwarders[named.get(index, f"#{self.ordinal_base + index}")] = self._img.cstring(
+                        forwarders[named.get(index, f"#{self.ordinal_base + index}")] = self._file.cstring_bytes(
                             functions[index]
-                        )
+                        ).decode("latin-1")
                     except _Corrupt:
                         continue
             self._forwarders = forwarders
@@ -412,6 +413,49 @@ class _Image:
         if limit == self.thunk_budget:
             raise _Corrupt("the import thunk arrays hold more entries than the file has room for (they overlap)")
         raise _Corrupt(f"import thunks at RVA 0x{rva:x} are not terminated")
+
+
+class _FileReads:
+    """Reads of one PE file by RVA with ordinary file reads (the section table taken from its :class:`_Image`),
+    for a value that outlives the mapping the headers were read through."""
+
+    __slots__ = ("path", "sections", "headers_size", "size")
+
+    def __init__(self, path: Path, img: _Image) -> None:
+        self.path = path
+        self.sections = img.sections
+        self.headers_size = img.headers_size
+        self.size = img.size
+
+    span = _Image.span
+
+    def _pread(self, offset: int, length: int) -> bytes:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                return fh.read(length)
+        except OSError as exc:
+            raise _Corrupt(f"cannot read: {exc.strerror or exc}") from exc
+
+    def read(self, rva: int, length: int) -> bytes:
+        found = self.span(rva)
+        if found is None or found[1] < length:
+            raise _Corrupt(f"table at RVA 0x{rva:x} lies outside the file")
+        data = self._pread(found[0], length)
+        if len(data) < length:
+            raise _Corrupt(f"truncated: table at RVA 0x{rva:x}")
+        return data
+
+    def cstring_bytes(self, rva: int) -> bytes:
+        found = self.span(rva)
+        if found is None:
+            raise _Corrupt(f"name at RVA 0x{rva:x} lies outside the file")
+        offset, available = found
+        data = self._pread(offset, min(available, MAX_NAME))
+        end = data.find(b"\0")
+        if end < 0:
+            raise _Corrupt(f"unterminated name at RVA 0x{rva:x}")
+        return data[:end]
 
 
 def _open(path: Path) -> _Image:
@@ -583,7 +627,6 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
     """The export table of ``path`` (an empty table when it has none), for lookups one name at a time."""
     path = Path(path)
     img = None
-    keep = False
     try:
         img = _open(path)
         img.check_truncated()
@@ -599,8 +642,10 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
         dll_name = img.cstring(name_rva) if name_rva else None
         name_rvas = _u32_array(img.read(names_rva, 4 * n_names)) if n_names else array("I")
         name_ordinals = _u16_array(img.read(ordinals_rva, 2 * n_names)) if n_names else array("H")
-        keep = True
-        return Exports(dll_name, base, n_functions, img, (rva, rva + dir_size), name_rvas, name_ordinals, functions_rva)
+        file = _FileReads(path, img)
+        return Exports(
+            dll_name, base, n_functions, file, (rva, rva + dir_size), name_rvas, name_ordinals, functions_rva
+        )
     except _Corrupt as exc:
         return _unreadable(path, str(exc))
     except (MemoryError, RecursionError):
@@ -608,5 +653,5 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
     except Exception as exc:
         return _unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
     finally:
-        if img is not None and not keep:
+        if img is not None:
             _close(img)
