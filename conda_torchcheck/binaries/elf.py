@@ -444,10 +444,12 @@ def _parse(path: Path, image: _Image) -> ElfFile:
                 vda_name, _vda_next = image.unpack(fmt.verdaux, pos + vd_aux)
                 name = text(vda_name)
                 if vd_flags & VER_FLG_BASE:
+                    # glibc (dl-version.c): "the name of the base version should not be available for matching
+                    # a versioned symbol", so its index stays unnamed, as an unversioned definition's
                     version_base = name
                 else:
                     defs.append(name)
-                version_index.append((vd_ndx & 0x7FFF, name, None))
+                    version_index.append((vd_ndx & 0x7FFF, name, None))
             if vd_next == 0:
                 break
             pos += vd_next

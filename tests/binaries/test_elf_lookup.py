@@ -164,3 +164,17 @@ def test_check_symbols_equals_the_whole_table_algorithm(tmp_path):
         old += [(n, o.path) for n in sorted(remaining) for o in wanted[n]]
     assert old, "loaded without Python, the module's C API references are missing either way"
     assert sorted((m.name.encode(), m.required_by) for m in new) == sorted(old)
+
+
+def test_versions_are_checked_on_the_symbol_found():
+    """gcc-built libv.so.1 (tests/fixtures/elf): v_new@@V_2.0 and v_old@@V_1.0; libprov.so.1 has no versions."""
+    fix = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "prebuilt"
+    libv = read_symbols(read_elf(fix / "version" / "new" / "libv.so.1"))
+    asked_of_libv = [(b"v_new", "V_2.0"), (b"v_new", "V_1.0"), (b"v_new", None), (b"v_old", "V_1.0"), (b"v_old", "V_9")]
+    found = {(e[0], e[1]) for e in libv.defined_among(asked(asked_of_libv))}
+    assert found == {(b"v_new", "V_2.0"), (b"v_new", None), (b"v_old", "V_1.0")}
+    # the base version (the soname) is not available for matching a versioned reference (glibc dl-version.c)
+    assert not libv.defined_among(asked([(b"v_new", "libv.so.1")]))
+    # an unversioned library's definition satisfies a versioned reference (ld.so accepts it)
+    prov = read_symbols(read_elf(fix / "symbol" / "new" / "libprov.so.1"))
+    assert [e[0] for e in prov.defined_among(asked([(b"prov_new", "V_1.0")]))] == [b"prov_new"]
