@@ -1,12 +1,18 @@
 """How long `check` spends on its own work for the TC1xx/TC2xx/TC9xx checks, on fixture envs.
 
 Run by hand:  .venv/bin/python benchmarks/bench_env_checks.py [--repeat 30]
+              .venv/bin/python benchmarks/bench_env_checks.py --vs-collect-env [--venv VENV] [--runs 7]
 
 Measures, per env: load_environment (inventory), then the environment/pip checks (channels … cpu_build,
 unreadable), and the whole `check` verb in-process (all registered checks, text rendering), as the median
 of --repeat runs after one warm-up. Envs: a healthy conda-forge env, a broken pytorch-channel env (Linux),
 a Windows venv with pip torch, and a "large" conda env with 400 records and a pytorch record listing
 15,000 files (the size of a real CUDA pytorch record), to see how the inventory scales.
+
+``--vs-collect-env``: side by side in separate processes, the full ``check`` of a venv where the real torch
+2.13.0+cpu wheel is pip-installed (libtorch_cpu.so 434 MB, 75,415 dynamic symbols; built once under the test-data
+cache, or ``--venv``) against that venv's ``python -m torch.utils.collect_env``: wall (min, median), CPU and peak
+RSS of each, and the ratio. The tool runs with its bytecode cached, as after ``pip install``.
 """
 
 from __future__ import annotations
@@ -81,10 +87,69 @@ def median_ms(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def real_venv(base: Path) -> Path:
+    """A venv with the real torch 2.13.0+cpu wheel pip-installed (its pure-Python dependencies from the index)."""
+    import subprocess
+
+    from tests import realdata
+
+    venv = base / "venv"
+    if not (base / ".complete").exists():
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        wheel = realdata.wheel("torch-2.13.0-linux-cpu")
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        str(wheel)], check=True)  # fmt: skip
+        subprocess.run([str(venv / "bin" / "python"), "-c", "import torch"], capture_output=True, check=False)
+        (base / ".complete").write_text("ok")
+    return venv
+
+
+def vs_collect_env(venv: Path | None, runs: int) -> None:
+    import os
+
+    from benchmarks.windows_check_vs_delvewheel import measure
+    from tests import realdata
+
+    venv = venv or real_venv(realdata.CACHE / "bench" / "torch-2.13.0-linux-venv")
+    pycache = tempfile.mkdtemp(prefix="ctc-pycache-")
+    tool_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "LD_LIBRARY_PATH")}
+    tool_env["PYTHONPYCACHEPREFIX"] = pycache
+    peer_env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    cases = {
+        "conda-torchcheck check": ([sys.executable, "-m", "conda_torchcheck", "check", "-p", str(venv)], tool_env),
+        "python -m torch.utils.collect_env": (
+            [str(venv / "bin" / "python"), "-m", "torch.utils.collect_env"],
+            peer_env,
+        ),
+    }
+    results = {name: measure(cmd, env, runs) for name, (cmd, env) in cases.items()}
+    print(f"real torch 2.13.0+cpu venv: {venv} ({runs} runs after one warm-up; load {os.getloadavg()[0]:.1f})")
+    print(f"{'command':36} {'wall min':>9} {'wall med':>9} {'cpu med':>8} {'peak RSS':>9}  exit")
+    for name, r in results.items():
+        print(
+            f"{name:36} {r['wall_min']:8.3f}s {r['wall_median']:8.3f}s {r['cpu_median']:7.3f}s "
+            f"{r['rss_max']:7.1f}MB  {r['exit']}"
+        )
+    ours, peer = results["conda-torchcheck check"], results["python -m torch.utils.collect_env"]
+    print(
+        f"collect_env / check: {peer['wall_median'] / ours['wall_median']:.1f}x (median wall), "
+        f"{peer['wall_min'] / ours['wall_min']:.1f}x (min wall), {peer['cpu_median'] / ours['cpu_median']:.1f}x (CPU)"
+    )
+
+
 def main_bench() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--vs-collect-env", action="store_true", help="the real-venv check against collect_env")
+    parser.add_argument("--venv", type=Path, help="for --vs-collect-env: a venv with torch installed")
+    parser.add_argument("--runs", type=int, default=7, help="for --vs-collect-env: measured runs of each")
     args = parser.parse_args()
+    if args.vs_collect_env:
+        vs_collect_env(args.venv, args.runs)
+        return
     modules = [importlib.import_module(f"conda_torchcheck.checks.{m}").CHECK for m in (*MINE, "unreadable")]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -22,7 +22,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -47,18 +46,31 @@ def snapshot() -> Path:
     return target
 
 
+PEAK_RSS: dict[str, float] = {}  # command -> the largest peak RSS (MB) seen, from GNU time when present
+
+
 def wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
-    return time.perf_counter() - start
+    """Wall time of ``cmd``; its peak RSS goes to PEAK_RSS (through /usr/bin/time: a forked child's own
+    ``ru_maxrss`` starts from the parent's size before exec)."""
+    key = " ".join(cmd)
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as report:
+        timed = ["/usr/bin/time", "-o", report.name, "-f", "%M", *cmd] if os.path.exists("/usr/bin/time") else cmd
+        start = time.perf_counter()
+        subprocess.run(timed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+        elapsed = time.perf_counter() - start
+        text = report.read().split()
+    if text and text[-1].isdigit():
+        PEAK_RSS[key] = max(PEAK_RSS.get(key, 0.0), int(text[-1]) / 1024)
+    return elapsed
 
 
 def in_process(file: Path, rounds: int) -> tuple[list[float], list[float]]:
     from conda_torchcheck.inventory.model import HostFacts
     from conda_torchcheck.loader import linux
+    from conda_torchcheck.loader.contract import FileContext
 
     graph_times, symbol_times = [], []
-    ctx = SimpleNamespace(env=None, host=HostFacts(live=True, environ={}))
+    ctx = FileContext(HostFacts(live=True, environ={}))
     for _ in range(rounds):
         start = time.perf_counter()
         load = linux.load_file(ctx, file)
@@ -104,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, (cmd, e) in commands.items():
             times[name].append(wall(cmd, e))
     print(f"file: {args.file} ({args.file.stat().st_size:,} bytes), {args.rounds} rounds, load {os.getloadavg()}")
-    print(f"{'command':34} {'fastest':>9} {'median':>9}")
+    print(f"{'command':34} {'fastest':>9} {'median':>9} {'peak RSS':>9}")
     for name, values in times.items():
-        print(f"{name:34} {min(values) * 1000:8.1f}ms {statistics.median(values) * 1000:8.1f}ms")
+        rss = PEAK_RSS.get(" ".join(commands[name][0]), 0.0)
+        print(f"{name:34} {min(values) * 1000:8.1f}ms {statistics.median(values) * 1000:8.1f}ms {rss:7.1f}MB")
     if "lddtree" in times:
         for name in ("conda-torchcheck tree", "python -m conda_torchcheck tree"):
             if name not in times:

@@ -6,14 +6,17 @@ What it reads, the way ld.so reads it (through the program headers, so stripped 
 * the dynamic segment: ``DT_NEEDED``, ``DT_SONAME``, ``DT_RPATH``, ``DT_RUNPATH``, ``DT_FLAGS_1``;
 * symbol versions: needs (``.gnu.version_r``: ``GLIBCXX_3.4.30`` from ``libstdc++.so.6``) and definitions
   (``.gnu.version_d``);
-* on demand (:func:`read_symbols`), the dynamic symbols: undefined references with their version, and the
-  names a library defines.
+* on demand (:func:`read_symbols`), the dynamic symbols: undefined references with their version, and
+  lookups of the names a library defines the way ld.so looks them up (:meth:`Symbols.defined_among`: the
+  name's hash through DT_GNU_HASH, or DT_HASH, then the version of the symbol found), so a library's whole
+  string table is never read to answer for the few thousand names its dependents need.
 
 Why not pyelftools: walking libtorch_cpu.so's 75,000 dynamic symbols through its per-symbol objects takes
 5+ s, the same tables read with ``memoryview.cast`` take well under 0.1 s; the header, dynamic and version
 tables are a few hundred lines of ``struct`` either way. Every offset is bounds-checked and every loop is
 bounded by the file size, so a truncated or corrupt file becomes an :class:`Unreadable` value, never an
-exception that escapes or a hang (``benchmarks/linux_elf_fuzz.py`` mutates real headers to prove it).
+exception that escapes or a hang (``tests/binaries/test_elf_fuzz.py`` mutates real headers to prove it;
+``tests/binaries/test_elf_lookup.py`` holds crafted hash chains).
 """
 
 from __future__ import annotations
@@ -21,16 +24,18 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import sys
 from array import array
 from itertools import accumulate
 from pathlib import Path
 
 from conda_torchcheck.binaries.headers import ELF_MACHINES
+from conda_torchcheck.binaries.unreadable import Unreadable
 from conda_torchcheck.records import MutableRecord, Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
 # --- constants (elf.h) ------------------------------------------------------------------------------------
 ET_EXEC, ET_DYN = 2, 3
@@ -61,18 +66,8 @@ class ElfError(ValueError):
     """Raised inside this module for any malformed input; callers only ever see :class:`Unreadable`."""
 
 
-class Unreadable(Record):
-    """A file that is not a readable ELF shared object: the reason says what is wrong."""
-
-    __slots__ = ("path", "reason", "format")
-
-    def __init__(self, path: Path, reason: str, format: str = "ELF") -> None:
-        self.path = path
-        self.reason = reason
-        self.format = format
-
-    def __bool__(self) -> bool:  # lets callers write ``if not info: ...``
-        return False
+def _unreadable(path: Path, reason: str) -> Unreadable:
+    return Unreadable(path, reason, "ELF")
 
 
 class VersionNeed(Record):
@@ -287,15 +282,15 @@ def read_elf(path: Path | str) -> ElfFile | Unreadable:
     try:
         image, handle = _open(path)
     except ElfError as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except OSError as exc:
-        return Unreadable(path, exc.strerror or str(exc))
+        return _unreadable(path, exc.strerror or str(exc))
     try:
         return _parse(path, image)
     except ElfError as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
-        return Unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
+        return _unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
     finally:
         _close(handle)
 
@@ -304,13 +299,13 @@ def parse_bytes(data: bytes, path: Path | str = "<bytes>") -> ElfFile | Unreadab
     """Like :func:`read_elf` for bytes already in memory (used by the fuzz job)."""
     path = Path(path)
     if not data:
-        return Unreadable(path, "empty file")
+        return _unreadable(path, "empty file")
     try:
         return _parse(path, _Image(data, len(data)))
     except ElfError as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
-        return Unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
+        return _unreadable(path, f"corrupt: {type(exc).__name__}: {exc}")
 
 
 def _cstring(image: _Image, start: int, end: int, offset: int) -> str:
@@ -449,10 +444,12 @@ def _parse(path: Path, image: _Image) -> ElfFile:
                 vda_name, _vda_next = image.unpack(fmt.verdaux, pos + vd_aux)
                 name = text(vda_name)
                 if vd_flags & VER_FLG_BASE:
+                    # glibc (dl-version.c): "the name of the base version should not be available for matching
+                    # a versioned symbol", so its index stays unnamed, as an unversioned definition's
                     version_base = name
                 else:
                     defs.append(name)
-                version_index.append((vd_ndx & 0x7FFF, name, None))
+                    version_index.append((vd_ndx & 0x7FFF, name, None))
             if vd_next == 0:
                 break
             pos += vd_next
@@ -543,7 +540,10 @@ def _count_from_sections(image: _Image, fmt: _Formats, e_shoff: int, e_shentsize
 
 
 def _count_from_gnu_hash(image: _Image, fmt: _Formats, gnu: int) -> int:
-    """Number of dynamic symbols from DT_GNU_HASH: the end of the longest hash chain (what readelf does)."""
+    """Number of dynamic symbols from DT_GNU_HASH: the end of the longest hash chain (what readelf does).
+
+    A chain without an end bit stops at the end of the file: the search for the end bit runs over the chain's
+    bytes at C speed, so a crafted chain costs a scan of the file, not a Python loop per entry."""
     e = fmt.word.format[0]
     nbuckets, symoffset, bloom_size, _shift = image.unpack(struct.Struct(e + "IIII"), gnu)
     word = 8 if fmt.sym_size == 24 else 4
@@ -554,15 +554,18 @@ def _count_from_gnu_hash(image: _Image, fmt: _Formats, gnu: int) -> int:
     last = max(buckets, default=0)
     if last < symoffset:
         return symoffset
-    chains_at = buckets_at + 4 * nbuckets
-    index = last
-    while True:
-        (value,) = image.unpack(fmt.word, chains_at + 4 * (index - symoffset))
-        index += 1
-        if value & 1:
-            return index
-        if index - last > MAX_SYMBOLS:
-            raise ElfError("GNU hash chain does not end")
+    start = buckets_at + 4 * nbuckets + 4 * (last - symoffset)
+    entries = min((image.size - start) // 4, MAX_SYMBOLS) if start >= 0 else 0
+    if entries <= 0:
+        raise ElfError("GNU hash chain starts past the end of the file")
+    low_bytes = bytes(image.data[start + (0 if e == "<" else 3) : start + 4 * entries : 4])
+    end = low_bytes.translate(_ODD).find(1)
+    if end < 0:
+        raise ElfError("GNU hash chain does not end before the end of the file")
+    return last + end + 1
+
+
+_ODD = bytes(i & 1 for i in range(256))  # translate table: 1 where the byte's low bit (a chain's end bit) is set
 
 
 # --- dynamic symbols --------------------------------------------------------------------------------------
@@ -587,15 +590,20 @@ class SymbolRef(Record):
         return self.name.decode("utf-8", "replace")
 
 
-class Symbols(MutableRecord):
-    """The dynamic symbols of one file: undefined references and the names it defines.
+_Ref = tuple[bytes, str | None, str | None, bool]  # name, version, version file, weak
+Wanted = tuple[bytes, "str | None", int]  # a name looked up: name, version, gnu_hash(name)
 
-    Built for speed on libtorch_cpu.so (75,000 symbols): columns are sliced out of the table with
-    ``memoryview.cast``, the defined names come from one split of the string table, and only the names the
-    linker merged into the tail of a longer string (``ecvt_r`` inside ``qecvt_r``) are decoded one by one.
+
+class Symbols(MutableRecord):
+    """The dynamic symbols of one file: its undefined references, and lookups of the names it defines.
+
+    A lookup goes the way ld.so's ``do_lookup_x`` goes: the name's hash through the file's DT_GNU_HASH (bloom
+    filter, bucket, chain; DT_HASH when there is no GNU table), then, for a symbol of that name, its version
+    through ``.gnu.version`` and the version definitions. Only the entries a lookup touches are read: a
+    library exporting 75,000 names costs a few array reads per name asked, not a pass over its string table.
     """
 
-    __slots__ = ("path", "refs", "count", "_strings", "_defined_offsets", "_present")
+    __slots__ = ("path", "refs", "count", "_source", "_lookup", "_present", "_refs_by_name")
     _fields = ("path", "refs", "count")
 
     def __init__(
@@ -603,17 +611,16 @@ class Symbols(MutableRecord):
         path: Path,
         refs: list[tuple[bytes, str | None, str | None, bool]],
         count: int,
-        strings: bytes = b"",
-        defined_offsets: set[int] | None = None,
+        source: _SymbolSource | None = None,
     ) -> None:
         self.path = path
         #: (name, version, version file, weak) of every undefined global symbol
         self.refs = refs
         self.count = count
-        self._strings = strings
-        #: name offsets of the defined, exported symbols
-        self._defined_offsets: set[int] = set() if defined_offsets is None else defined_offsets
+        self._source = source
+        self._lookup: _Lookup | None = None
         self._present: frozenset[bytes] | None = None
+        self._refs_by_name: dict[object, _Ref] | None = None  # by name, and by (name, version)
 
     @property
     def undefined(self) -> tuple[SymbolRef, ...]:
@@ -623,38 +630,325 @@ class Symbols(MutableRecord):
         """Names of the non-weak undefined symbols (a weak one may stay undefined)."""
         return {r[0] for r in self.refs if not r[3]}
 
+    def required(self) -> dict[tuple[bytes, str | None], None]:
+        """(name, version) of the non-weak undefined symbols, in table order, each once."""
+        return dict.fromkeys((r[0], r[1]) for r in self.refs if not r[3])
+
+    def ref_of(self, name: bytes, version: str | None = None, *, any_version: bool = True) -> _Ref | None:
+        """The first undefined reference named ``name`` (of ``version`` unless ``any_version``)."""
+        if self._refs_by_name is None:
+            by_name: dict[object, _Ref] = {}
+            for ref in self.refs:
+                by_name.setdefault(ref[0], ref)
+                by_name.setdefault((ref[0], ref[1]), ref)
+            self._refs_by_name = by_name
+        return self._refs_by_name.get(name if any_version else (name, version))
+
     def present_names(self) -> frozenset[bytes]:
         """Every name this file defines and exports (plus, harmlessly, other strings of its string table that
-        are not undefined symbol names: its SONAME, paths, version names), built once."""
+        are not undefined symbol names: its SONAME, paths, version names), built once. A whole-table pass:
+        the symbol check asks :meth:`defined_among` instead; this stays for files without a hash table."""
         if self._present is None:
-            strings = self._strings
-            parts = strings.split(b"\0")
-            starts = set(accumulate(map((1).__add__, map(len, parts)), initial=0))
-            present = set(parts)
-            for off in self._defined_offsets - starts:  # names merged into the tail of a longer string
-                end = strings.find(b"\0", off)
-                if end > off:
-                    present.add(strings[off:end])
-            present.difference_update(r[0] for r in self.refs)
-            present.discard(b"")
-            self._present = frozenset(present)
-            self._defined_offsets = set()
+            self._present = frozenset() if self._source is None else self._source.present_names(self.refs)
         return self._present
 
     def defines_many(self, names: Iterable[bytes]) -> set[bytes]:
         present = self.present_names()
         return {n for n in names if n in present}
 
+    def defined_among(self, wanted: Mapping[int, list[Wanted]]) -> list[Wanted]:
+        """Which of ``wanted`` this file defines, as ld.so would bind them: a versioned reference needs that
+        version (or an unversioned definition), an unversioned one takes the base or the only non-hidden
+        version. ``wanted`` maps ``gnu_hash(name) | 1`` to the (name, version or None, gnu_hash(name)) asked."""
+        if self._source is None:
+            return []
+        if self._lookup is None:
+            self._lookup = self._source.lookup()
+        if self._lookup is None:  # no hash table (or an unreadable one): the whole-table answer, versions unchecked
+            present = self.present_names()
+            return [e for entries in wanted.values() for e in entries if e[0] in present]
+        return self._lookup.defined_among(wanted)
+
+
+def gnu_hash(name: bytes) -> int:
+    """The DT_GNU_HASH hash of ``name`` (``h = h * 33 + c`` from 5381, modulo 2**32), at C speed: writing each
+    byte as ``33 * hi + lo`` makes the sum two base-33 numbers that ``int()`` reads (chunked, so a long name
+    stays linear and under Python's digit limit)."""
+    if len(name) <= _HASH_CHUNK:
+        return (
+            5381 * _POW33[len(name)] + int(name.translate(_HI33) + b"0", 33) + int(b"0" + name.translate(_LO33), 33)
+        ) & 0xFFFFFFFF
+    h = 5381
+    for at in range(0, len(name), _HASH_CHUNK):
+        chunk = name[at : at + _HASH_CHUNK]
+        h = (
+            h * _POW33[len(chunk)] + int(chunk.translate(_HI33) + b"0", 33) + int(b"0" + chunk.translate(_LO33), 33)
+        ) & (0xFFFFFFFF)
+    return h
+
+
+_HASH_CHUNK = 512
+_DIGITS33 = b"0123456789abcdefghijklmnopqrstuvw"
+_HI33 = bytes(_DIGITS33[c // 33] for c in range(256))
+_LO33 = bytes(_DIGITS33[c % 33] for c in range(256))
+_POW33 = [pow(33, n, 1 << 32) for n in range(_HASH_CHUNK + 1)]
+
+
+def sysv_hash(name: bytes) -> int:
+    """The DT_HASH (System V) hash of ``name``: only for files without a GNU hash table."""
+    h = 0
+    for c in name:
+        h = (h << 4) + c
+        g = h & 0xF0000000
+        if g:
+            h ^= g >> 24
+        h &= ~g & 0xFFFFFFFF
+    return h
+
+
+def _hash_set(chains: array) -> set[int]:
+    """The hash values of a GNU hash table's chains with the end bit (bit 0) set in all of them.
+
+    ld.so rejects most names with one probe of the bloom filter; in Python a probe costs more than the rest
+    of the lookup, so the same rejection is one C-speed set intersection: only names whose hash some symbol
+    has are walked down their bucket's chain."""
+    raw = bytearray(chains.tobytes())
+    low = 0 if sys.byteorder == "little" else 3
+    raw[low::4] = bytes(raw[low::4]).translate(_SET_LOW_BIT)
+    return set(array("I", raw))
+
+
+def _low_bits(words: array) -> bytes:
+    """One byte per 32-bit word, 1 where the word's bit 0 is set (at C speed)."""
+    raw = words.tobytes()
+    return raw[0 if sys.byteorder == "little" else 3 :: 4].translate(_ODD)
+
+
+_SET_LOW_BIT = bytes(i | 1 for i in range(256))
+_NONLOCAL = bytes(int(i >> 4 != STB_LOCAL) for i in range(256))  # translate table over st_info bytes
+
+
+class _SymbolSource:
+    """What lookups need after :func:`read_symbols` returns, copied out of the file (its string table, the
+    symbol columns, the hash table): the file is closed then, so one changed or truncated under a long run
+    cannot fault a mapping."""
+
+    __slots__ = ("strings", "tables", "bits", "little", "names", "shndx", "info", "versym", "_lookup")
+
+    def __init__(
+        self, image: _Image, tables: _Tables, bits: int, little: bool, columns: tuple[array, array, bytes, array | None]
+    ) -> None:
+        assert tables.strtab is not None
+        self.strings = bytes(image.slice(tables.strtab, tables.strsz, "dynamic string table"))
+        self.tables = tables
+        self.bits = bits
+        self.little = little
+        #: per symbol: st_name, st_shndx, st_info, the .gnu.version entry (read once by :func:`_read_symbols`)
+        self.names, self.shndx, self.info, self.versym = columns
+        self._lookup = self._read_lookup(image)
+
+    def present_names(self, refs: list[tuple[bytes, str | None, str | None, bool]]) -> frozenset[bytes]:
+        strings = self.strings
+        names, shndx, info = self.names, self.shndx, self.info
+        defined = {names[i] for i in range(1, len(names)) if shndx[i] != SHN_UNDEF and info[i] >> 4 != STB_LOCAL}
+        parts = strings.split(b"\0")
+        starts = set(accumulate(map((1).__add__, map(len, parts)), initial=0))
+        present = set(parts)
+        for off in defined - starts:  # names merged into the tail of a longer string
+            end = strings.find(b"\0", off)
+            if end > off:
+                present.add(strings[off:end])
+        present.difference_update(r[0] for r in refs)
+        present.discard(b"")
+        return frozenset(present)
+
+    def lookup(self) -> _Lookup | None:
+        """The file's hash table; None when it has none that holds together."""
+        return self._lookup
+
+    def _read_lookup(self, image: _Image) -> _Lookup | None:
+        t = self.tables
+        try:
+            if t.gnu_hash is not None:
+                return _Lookup.gnu(self, image, t.gnu_hash)
+            if t.sysv_hash is not None:
+                return _Lookup.sysv(self, image, t.sysv_hash)
+        except (ElfError, struct.error, ValueError, OverflowError, MemoryError):
+            return None
+        return None
+
+
+class _Lookup:
+    """One file's symbol hash table as ld.so walks it; every index is checked against the symbol count, so a
+    chain without an end bit stops there."""
+
+    __slots__ = ("source", "is_gnu", "bloom", "bloom_mask", "bloom_bits", "shift", "nbuckets", "buckets", "chains",
+                 "first", "versym", "versions", "hashes", "ends")  # fmt: skip
+
+    def __init__(self, source: _SymbolSource, gnu: bool, buckets: array, chains: array, first: int) -> None:
+        self.source = source
+        self.is_gnu = gnu
+        self.bloom: array | None = None
+        self.bloom_mask = 0
+        self.bloom_bits = source.bits
+        self.shift = 0
+        self.nbuckets = len(buckets)
+        self.buckets = buckets
+        #: GNU: hash values of symbols ``first``.. (end bit in bit 0); System V: the chain array
+        self.chains = chains
+        self.first = first
+        t = source.tables
+        self.versym = source.versym
+        self.versions = {ndx: name for ndx, name, _file in t.version_index}
+        #: GNU: every hashed symbol's hash with bit 0 set, built on first use (see :func:`_hash_set`)
+        self.hashes: set[int] | None = None
+        #: GNU: one byte per chain entry, 1 where the entry ends its chain (see :func:`_low_bits`)
+        self.ends: bytes | None = None
+
+    @classmethod
+    def gnu(cls, source: _SymbolSource, image: _Image, at: int) -> _Lookup:
+        t, little = source.tables, source.little
+        e = "<" if little else ">"
+        nbuckets, symoffset, bloom_size, shift = image.unpack(struct.Struct(e + "IIII"), at)
+        if nbuckets == 0 or bloom_size == 0 or bloom_size & (bloom_size - 1):
+            raise ElfError("GNU hash table with no buckets or a bloom filter size that is not a power of two")
+        word = source.bits // 8
+        bloom = _column(bytes(image.slice(at + 16, bloom_size * word, "GNU hash bloom filter")),
+                        "Q" if word == 8 else "I", 0, 1, little)  # fmt: skip
+        buckets_at = at + 16 + bloom_size * word
+        buckets = _column(bytes(image.slice(buckets_at, 4 * nbuckets, "GNU hash buckets")), "I", 0, 1, little)
+        chain_count = max(t.nsyms - symoffset, 0)
+        chains_at = buckets_at + 4 * nbuckets
+        chain_count = min(chain_count, max((image.size - chains_at) // 4, 0))
+        chains = _column(bytes(image.slice(chains_at, 4 * chain_count, "GNU hash chains")), "I", 0, 1, little)
+        lookup = cls(source, True, buckets, chains, symoffset)
+        lookup.bloom = bloom
+        lookup.bloom_mask = bloom_size - 1
+        lookup.shift = shift
+        return lookup
+
+    @classmethod
+    def sysv(cls, source: _SymbolSource, image: _Image, at: int) -> _Lookup:
+        t, little = source.tables, source.little
+        nbucket, nchain = image.unpack(struct.Struct(("<" if little else ">") + "II"), at)
+        if nbucket == 0:
+            raise ElfError("System V hash table with no buckets")
+        nchain = min(nchain, t.nsyms)
+        buckets = _column(bytes(image.slice(at + 8, 4 * nbucket, "hash buckets")), "I", 0, 1, little)
+        chains = _column(bytes(image.slice(at + 8 + 4 * nbucket, 4 * nchain, "hash chains")), "I", 0, 1, little)
+        return cls(source, False, buckets, chains, 0)
+
+    def defined_among(self, wanted: Mapping[int, list[Wanted]]) -> list[Wanted]:
+        found: list[Wanted] = []
+        if self.is_gnu:
+            chains = self.chains
+            if len(wanted) * 8 < len(chains):  # few names asked of a big table: ld.so's bloom filter
+                bloom, mask, bits, shift = self.bloom, self.bloom_mask, self.bloom_bits, self.shift
+                assert bloom is not None
+                asked = [
+                    e
+                    for entries in wanted.values()
+                    for e in entries
+                    if (bloom[(e[2] // bits) & mask] >> (e[2] % bits))
+                    & (bloom[(e[2] // bits) & mask] >> ((e[2] >> shift) % bits))
+                    & 1
+                ]
+            else:  # the set of the chain's hashes rejects the rest at C speed
+                if self.hashes is None:
+                    self.hashes = _hash_set(chains)
+                asked = [e for key in self.hashes.intersection(wanted) for e in wanted[key]]
+            if not asked:
+                return found
+            if self.ends is None:
+                self.ends = _low_bits(chains)
+            buckets, nbuckets, first, ends = self.buckets, self.nbuckets, self.first, self.ends
+            last = len(chains) - 1
+            for entry in asked:
+                h = entry[2]
+                start = buckets[h % nbuckets] - first
+                if start < 0:  # an empty bucket (0), or one below the hashed symbols (corrupt)
+                    continue
+                stop = ends.find(1, start)  # a chain without an end bit stops at the last symbol
+                if stop < 0:
+                    stop = last
+                if stop - start < 64:
+                    candidates = [first + k for k in range(start, stop + 1) if (chains[k] ^ h) >> 1 == 0]
+                else:
+                    candidates = self._long_chain_matches(start, stop, h)
+                if candidates and self._binds(candidates, entry[0], entry[1]):
+                    found.append(entry)
+        else:
+            buckets, nbuckets, chains = self.buckets, self.nbuckets, self.chains
+            nchain = len(chains)
+            for entries in wanted.values():
+                for entry in entries:
+                    candidates = []
+                    i = buckets[sysv_hash(entry[0]) % nbuckets]
+                    steps = 0
+                    while 0 < i < nchain and steps < nchain:  # a cycle in the chain stops at the chain's length
+                        candidates.append(i)
+                        i = chains[i]
+                        steps += 1
+                    if candidates and self._binds(candidates, entry[0], entry[1]):
+                        found.append(entry)
+        return found
+
+    def _long_chain_matches(self, start: int, stop: int, h: int) -> list[int]:
+        """Symbol indexes of chain entries ``start``..``stop`` whose hash is ``h``'s, searched at C speed: a real
+        chain is a few entries (walked by the caller); a crafted one without an end bit runs to the last symbol,
+        and must not cost a Python step per symbol of the file."""
+        chains, first = self.chains, self.first
+        found = []
+        for target in (h & ~1, h | 1):
+            at = start
+            while True:
+                try:
+                    at = chains.index(target, at, stop + 1)
+                except ValueError:
+                    break
+                found.append(first + at)
+                at += 1
+        return sorted(found)
+
+    def _binds(self, candidates: list[int], name: bytes, version: str | None) -> bool:
+        """ld.so's ``check_match`` over the chain's symbols of matching hash, then its one-version rule."""
+        source = self.source
+        strings = source.strings
+        size = len(strings)
+        names, shndx, info, versym, versions = source.names, source.shndx, source.info, self.versym, self.versions
+        length = len(name)
+        other_versions = 0
+        for i in candidates:
+            if i >= len(names):
+                break
+            if shndx[i] == SHN_UNDEF or info[i] >> 4 == STB_LOCAL:
+                continue
+            at = names[i]
+            if at + length >= size or strings[at : at + length] != name or strings[at + length] != 0:
+                continue
+            if versym is None:
+                return True
+            ndx = versym[i] if i < len(versym) else 0
+            if version is None:
+                if ndx & 0x7FFF >= 3:  # a versioned definition: taken only if it is the one non-hidden version
+                    other_versions += not ndx & 0x8000
+                    continue
+                return True
+            defined = versions.get(ndx & 0x7FFF)
+            if defined == version or (defined is None and not ndx & 0x8000):
+                return True
+        return version is None and other_versions == 1
+
 
 def read_symbols(elf: ElfFile) -> Symbols | Unreadable:
-    """The undefined references of ``elf`` (with versions) and what it defines."""
+    """The undefined references of ``elf`` (with versions), and lookups of what it defines."""
     t = elf.tables
     if t.symtab is None or t.strtab is None:
         return Symbols(elf.path, [], 0)
     try:
         image, handle = _open(elf.path)
     except (ElfError, OSError) as exc:
-        return Unreadable(elf.path, str(exc))
+        return _unreadable(elf.path, str(exc))
     try:
         return _guarded_symbols(elf, image)
     finally:
@@ -672,9 +966,9 @@ def _guarded_symbols(elf: ElfFile, image: _Image) -> Symbols | Unreadable:
     try:
         return _read_symbols(elf, image)
     except ElfError as exc:
-        return Unreadable(elf.path, str(exc))
+        return _unreadable(elf.path, str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
-        return Unreadable(elf.path, f"corrupt symbol table: {type(exc).__name__}: {exc}")
+        return _unreadable(elf.path, f"corrupt symbol table: {type(exc).__name__}: {exc}")
 
 
 def _native_order_matches(little: bool) -> bool:
@@ -689,11 +983,16 @@ def _column(raw: bytes, typecode: str, start: int, step: int, little: bool) -> a
 
 
 def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
+    """The undefined references. GNU-hash-sorted tables put every symbol that is not exported (undefined or
+    local) below symoffset; when the rest holds no undefined symbol (a C-speed check of one column) only that
+    head is decoded."""
     t = elf.tables
     assert t.symtab is not None and t.strtab is not None
     n = t.nsyms
     raw = bytes(image.slice(t.symtab, n * t.syment, "dynamic symbol table"))
-    strings = bytes(image.slice(t.strtab, t.strsz, "dynamic string table"))
+    if t.strtab < 0 or t.strsz < 0 or t.strtab + t.strsz > image.size:  # names are read where they lie
+        raise ElfError(f"truncated: the dynamic string table at offset {t.strtab} is past the end ({image.size})")
+    str_start, str_end = t.strtab, t.strtab + t.strsz
     little = elf.little_endian
     if elf.bits == 64:  # Elf64_Sym: name(I) info(B) other(B) shndx(H) value(Q) size(Q)
         names = _column(raw, "I", 0, 6, little)
@@ -703,31 +1002,30 @@ def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
         names = _column(raw, "I", 0, 4, little)
         shndx = _column(raw, "H", 7, 8, little)
         info = memoryview(raw)[12::16]
-    if max(names, default=0) >= len(strings) + 1 and n:
+    if max(names, default=0) >= t.strsz + 1 and n:
         raise ElfError("a symbol name lies outside the string table")
-    # GNU-hash-sorted tables put every symbol that is not exported (undefined or local) below symoffset; when
-    # the rest holds no undefined symbol (C-speed check) only that head needs a Python loop.
-    split = None
+    split = n
     if t.gnu_symoffset is not None and 0 < t.gnu_symoffset <= n and 0 not in shndx[t.gnu_symoffset :]:
         split = t.gnu_symoffset
-    head = range(1, split if split is not None else n)
     versym = None
     if t.versym is not None:
         versym = _column(bytes(image.slice(t.versym, 2 * n, "symbol versions")), "H", 0, 1, little)
     index = {i: (name, file) for i, name, file in t.version_index}
     refs: list[tuple[bytes, str | None, str | None, bool]] = []
-    defined: set[int] = set(names[split:]) if split is not None else set()
-    find = strings.find
-    for i in head:
+    data = image.data
+    find = data.find
+    # only non-local symbols are visited (found at C speed): a table of null or local entries costs no loop
+    nonlocal_marks = info[:split].tobytes().translate(_NONLOCAL)
+    i = 0
+    while True:
+        i = nonlocal_marks.find(1, i + 1)
+        if i < 0:
+            break
         if shndx[i] != SHN_UNDEF:
-            if split is None and info[i] >> 4 != STB_LOCAL:
-                defined.add(names[i])
             continue
         bind = info[i] >> 4
-        if bind == STB_LOCAL:
-            continue
-        off = names[i]
-        end = find(b"\0", off)
+        off = str_start + names[i]
+        end = find(b"\0", off, str_end)
         if end < 0:
             raise ElfError(f"symbol {i} has an unterminated name")
         if end == off:
@@ -737,8 +1035,9 @@ def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
             ndx = versym[i] & 0x7FFF
             if ndx > 1:
                 version, file = index.get(ndx, (None, None))
-        refs.append((strings[off:end], version, file, bind == STB_WEAK))
-    return Symbols(elf.path, refs, n, strings, defined)
+        refs.append((bytes(data[off:end]), version, file, bind == STB_WEAK))
+    columns = (names, shndx, info.tobytes(), versym)
+    return Symbols(elf.path, refs, n, _SymbolSource(image, t, elf.bits, little, columns))
 
 
 def defined_names_exact(elf: ElfFile) -> frozenset[bytes]:
@@ -777,6 +1076,7 @@ __all__ = [
     "Unreadable",
     "VersionNeed",
     "defined_names_exact",
+    "gnu_hash",
     "parse_bytes",
     "read_elf",
     "read_symbols",

@@ -23,7 +23,7 @@ import os
 import struct
 from pathlib import Path
 
-from conda_torchcheck.binaries.elf import Unreadable
+from conda_torchcheck.binaries.unreadable import Unreadable
 from conda_torchcheck.records import Record
 
 __all__ = [
@@ -79,6 +79,9 @@ MAX_FAT_ARCHES = 32
 MAX_LOAD_COMMANDS = 8192
 MAX_TRIE_NODES = 5_000_000
 MAX_SYMBOLS = 20_000_000
+TRIE_NAME_BYTES_PER_BYTE = 8  # the names an export trie lists may total 8x its size (real tries: 1.4x) ...
+TRIE_NAME_BYTES_SLACK = 1 << 16  # ... plus 64 KB for tiny tries
+TRIE_EDGES_PER_LOOKUP = 1024  # edges a lookup may scan per name asked, beyond one pass over the trie
 
 
 class MachOError(ValueError):
@@ -354,7 +357,7 @@ def parse_bytes(data: bytes, name: str | Path = "<bytes>") -> MachOFile | Unread
     path = Path(name)
     try:
         return _parse(data, path)
-    except (MachOError, struct.error, IndexError, OverflowError, ValueError) as exc:
+    except (MachOError, struct.error, IndexError, OverflowError, ValueError, MemoryError) as exc:
         return Unreadable(path, str(exc) or type(exc).__name__, "Mach-O")
 
 
@@ -369,7 +372,7 @@ def read_macho(path: Path | str) -> MachOFile | Unreadable:
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 try:
                     return _parse(mm, path)
-                except (MachOError, struct.error, IndexError, OverflowError, ValueError) as exc:
+                except (MachOError, struct.error, IndexError, OverflowError, ValueError, MemoryError) as exc:
                     return Unreadable(path, str(exc) or type(exc).__name__, "Mach-O")
     except OSError as exc:
         return Unreadable(path, exc.strerror or str(exc), "Mach-O")
@@ -406,6 +409,9 @@ def _exports(data, sl: MachOSlice) -> frozenset[str]:
     names: set[str] = set()
     stack: list[tuple[int, bytes]] = [(start, b"")]
     visited: set[int] = set()
+    # every name is built from its edges' labels, so long labels down a deep trie would cost N^2*L bytes: the
+    # names may total a small multiple of the trie (real ones: 1.4x, libtorch_cpu's 2 MB trie lists 2.7 MB)
+    budget = TRIE_NAME_BYTES_PER_BYTE * size + TRIE_NAME_BYTES_SLACK
     while stack:
         node, prefix = stack.pop()
         if node in visited:
@@ -431,6 +437,9 @@ def _exports(data, sl: MachOSlice) -> frozenset[str]:
             child, at = _uleb(data, stop + 1, end)
             if child == 0 or start + child >= end:
                 raise MachOError("export trie edge outside the trie")
+            budget -= len(prefix) + len(label)
+            if budget < 0:
+                raise MachOError("export trie names far longer than the trie (crafted edge labels)")
             stack.append((start + child, prefix + label))
     return frozenset(names)
 
@@ -446,20 +455,24 @@ def _lookup(data, sl: MachOSlice, names) -> frozenset[str]:
     if end > sl.offset + sl.size or end > len(data):
         raise MachOError("export trie outside the image")
     found = set()
+    # every child edge scanned costs a step: a lookup reads at most the whole trie once plus a few hundred
+    # edges per name, so a crafted trie of wide nodes cannot cost a pass over itself for every name asked
+    budget = size // 2 + TRIE_EDGES_PER_LOOKUP * len(names)
     for name in names:
         # edges need not be canonical (ld64 writes empty labels and shared first bytes): follow every edge
         # that the rest of the name starts with, each node once
-        todo = [(start, name.encode("utf-8", "surrogateescape"))]
+        wanted = name.encode("utf-8", "surrogateescape")
+        todo = [(start, 0)]  # (node, how much of the name the edges so far matched)
         seen: set[tuple[int, int]] = set()
         while todo:
-            node, rest = todo.pop()
-            if (node, len(rest)) in seen:
+            node, pos = todo.pop()
+            if (node, pos) in seen:
                 continue
-            seen.add((node, len(rest)))
+            seen.add((node, pos))
             if len(seen) > 4096:
                 raise MachOError("export trie lookup does not end")
             terminal, at = _uleb(data, node, end)
-            if not rest and terminal:
+            if pos == len(wanted) and terminal:
                 found.add(name)
                 break
             at += terminal
@@ -467,17 +480,25 @@ def _lookup(data, sl: MachOSlice, names) -> frozenset[str]:
                 raise MachOError("truncated export trie node")
             children = data[at]
             at += 1
+            budget -= children
+            if budget < 0:
+                raise MachOError("export trie lookups do not end (a crafted trie)")
             for _c in range(children):
                 stop = data.find(b"\0", at, end)
                 if stop < 0:
                     raise MachOError("unterminated export trie edge")
                 label = bytes(data[at:stop])
                 child, at = _uleb(data, stop + 1, end)
-                if rest.startswith(label):
+                if wanted.startswith(label, pos):
                     if child == 0 or start + child >= end:
                         raise MachOError("export trie edge outside the trie")
-                    todo.append((start + child, rest[len(label) :]))
+                    todo.append((start + child, pos + len(label)))
     return frozenset(found)
+
+
+_UNDEFINED_EXTERNAL = bytes(
+    int(not t & N_STAB and (t & N_TYPE) == N_UNDF and bool(t & N_EXT)) for t in range(256)
+)  # translate table over n_type bytes
 
 
 def _undefined(data, sl: MachOSlice) -> tuple[tuple[str, int, bool], ...]:
@@ -497,10 +518,17 @@ def _undefined(data, sl: MachOSlice) -> tuple[tuple[str, int, bool], ...]:
     if base + nsyms * entry > limit or strs + strsize > limit:
         raise MachOError("symbol table outside the image")
     out = []
-    for i in range(first, first + count):
+    # the undefined external entries are found at C speed (one byte per symbol: its n_type), so a table of
+    # millions of zeroed entries over a sparse tail costs a scan, not a Python step per entry
+    types = bytes(data[base + first * entry + 4 : base + (first + count) * entry : entry])
+    marks = types.translate(_UNDEFINED_EXTERNAL)
+    k = -1
+    while True:
+        k = marks.find(1, k + 1)
+        if k < 0:
+            break
+        i = first + k
         n_strx, n_type, _sect, n_desc = struct.unpack_from("<IBBH", data, base + i * entry)
-        if n_type & N_STAB or (n_type & N_TYPE) != N_UNDF or not n_type & N_EXT:
-            continue
         if n_strx >= strsize:
             raise MachOError("symbol name outside the string table")
         out.append((_cstr(data, strs + n_strx, strs + strsize), (n_desc >> 8) & 0xFF, bool(n_desc & N_WEAK_REF)))
@@ -510,14 +538,14 @@ def _undefined(data, sl: MachOSlice) -> tuple[tuple[str, int, bool], ...]:
 def exports_from_bytes(sl: MachOSlice, data: bytes) -> frozenset[str] | Unreadable:
     try:
         return _exports(data, sl)
-    except (MachOError, struct.error, IndexError, OverflowError, ValueError) as exc:
+    except (MachOError, struct.error, IndexError, OverflowError, ValueError, MemoryError) as exc:
         return Unreadable(Path("<bytes>"), str(exc), "Mach-O")
 
 
 def undefined_from_bytes(sl: MachOSlice, data: bytes) -> tuple[tuple[str, int, bool], ...] | Unreadable:
     try:
         return _undefined(data, sl)
-    except (MachOError, struct.error, IndexError, OverflowError, ValueError) as exc:
+    except (MachOError, struct.error, IndexError, OverflowError, ValueError, MemoryError) as exc:
         return Unreadable(Path("<bytes>"), str(exc), "Mach-O")
 
 
@@ -526,7 +554,7 @@ def _with_map(path: Path, fn, sl: MachOSlice):
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             try:
                 return fn(mm, sl)
-            except (MachOError, struct.error, IndexError, OverflowError, ValueError) as exc:
+            except (MachOError, struct.error, IndexError, OverflowError, ValueError, MemoryError) as exc:
                 return Unreadable(path, str(exc), "Mach-O")
     except (OSError, ValueError) as exc:
         return Unreadable(path, str(exc), "Mach-O")
@@ -546,7 +574,7 @@ def read_exported(path: Path | str, sl: MachOSlice, names) -> frozenset[str] | U
 def exported_from_bytes(sl: MachOSlice, data: bytes, names) -> frozenset[str] | Unreadable:
     try:
         return _lookup(data, sl, tuple(names))
-    except (MachOError, struct.error, IndexError, OverflowError, ValueError) as exc:
+    except (MachOError, struct.error, IndexError, OverflowError, ValueError, MemoryError) as exc:
         return Unreadable(Path("<bytes>"), str(exc), "Mach-O")
 
 

@@ -8,9 +8,13 @@ fixed version info directly, touching only their pages: ~0.1 ms per DLL against 
 every header field and import list against pefile (``parse_data_directories(..., import_dllnames_only=True)``)
 on the generated fixtures and real torch / MSVC / Intel DLLs.
 
-Every table walk is bounded by the file size, so a truncated, corrupt or hostile file yields an
-:class:`Unreadable` value quickly; no exception escapes :func:`read_pe` / :func:`read_exports`
-(tests/binaries/fuzz_pe.py checks 12,000 mutated headers).
+Exports are looked up one name at a time, as the Windows loader does (the import's hint, then a binary search of
+the sorted name pointer table): a DLL exporting 100,000 names costs a few reads per name asked.
+
+Every table walk is bounded by the file size (thunk arrays shared by several import descriptors are read once;
+overlapping ones cannot claim more entries than the file has room for), so a truncated, corrupt or hostile
+file yields an :class:`Unreadable` value quickly; no exception escapes :func:`read_pe` / :func:`read_exports`
+(tests/binaries/fuzz_pe.py checks 12,000 mutated headers, tests/binaries/test_pe_crafted.py crafted tables).
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import sys
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from conda_torchcheck.binaries.headers import PE_MACHINES
+from conda_torchcheck.binaries.unreadable import Unreadable
 
 DIR_EXPORT = 0
 DIR_IMPORT = 1
@@ -88,37 +95,181 @@ class PEInfo:
         return None
 
 
-@dataclass(frozen=True)
 class Exports:
-    """The export table: names, ordinal range and forwarders (``name`` or ``#ordinal`` -> ``DLL.symbol``)."""
+    """The export table: looked up one name at a time as the Windows loader does (the import's hint, then a
+    binary search of the sorted name pointer table), so a DLL exporting 100,000 names costs a few reads per
+    name asked; the whole lists (``names``, ``forwarders``, ``ordinals``) are decoded only when asked for.
+    Names are read from the file when a lookup needs them (and kept), never through a mapping held for the
+    value's life: a file truncated in the meantime is a failed read, not a fault."""
 
-    dll_name: str | None
-    names: frozenset[str]
-    ordinal_base: int
-    count: int  # NumberOfFunctions: ordinals base .. base+count-1
-    forwarders: Mapping[str, str] = field(default_factory=dict)
-    #: ordinals whose address-table entry is not empty (only these resolve)
-    ordinals: frozenset[int] = frozenset()
+    __slots__ = ("dll_name", "ordinal_base", "count", "_file", "_range", "_name_rvas", "_name_ordinals",
+                 "_functions_rva", "_functions", "_names", "_forwarders", "_ordinals", "_names_cache")  # fmt: skip
+
+    def __init__(
+        self,
+        dll_name: str | None,
+        ordinal_base: int = 1,
+        count: int = 0,
+        file: _FileReads | None = None,
+        export_range: tuple[int, int] = (0, 0),
+        name_rvas: array | None = None,
+        name_ordinals: array | None = None,
+        functions_rva: int = 0,
+    ) -> None:
+        self.dll_name = dll_name
+        self.ordinal_base = ordinal_base
+        self.count = count  # NumberOfFunctions: ordinals base .. base+count-1
+        self._file = file
+        self._range = export_range  # RVAs of the export directory: a function RVA inside it is a forwarder
+        self._name_rvas = name_rvas if name_rvas is not None else array("I")
+        self._name_ordinals = name_ordinals if name_ordinals is not None else array("H")
+        self._functions_rva = functions_rva
+        self._functions: array | None = None
+        self._names: frozenset[str] | None = None
+        self._forwarders: dict[str, str] | None = None
+        self._ordinals: frozenset[int] | None = None
+        self._names_cache: dict[int, bytes] = {}
+
+    def __repr__(self) -> str:
+        return f"Exports({self.dll_name!r}, {len(self._name_rvas)} names, {self.count} functions)"
+
+    # ---- one name at a time
+    def _name_at(self, k: int) -> bytes:
+        rva = self._name_rvas[k]
+        name = self._names_cache.get(rva)
+        if name is None:
+            assert self._file is not None
+            name = self._names_cache[rva] = self._file.cstring_bytes(rva)
+        return name
+
+    def _index_of(self, name: str, hint: int | None = None) -> int | None:
+        """Position of ``name`` in the name pointer table: the hint first, then a binary search."""
+        n = len(self._name_rvas)
+        if not n:
+            return None
+        wanted = name.encode("latin-1", "replace")
+        try:
+            if hint is not None and 0 <= hint < n and self._name_at(hint) == wanted:
+                return hint
+            lo, hi = 0, n
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self._name_at(mid) < wanted:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            return lo if lo < n and self._name_at(lo) == wanted else None
+        except _Corrupt:
+            return None
+
+    def _function(self, index: int) -> int:
+        functions = self._load_functions()
+        return functions[index] if 0 <= index < len(functions) else 0
+
+    def _load_functions(self) -> array:
+        if self._functions is None:
+            self._functions = array("I")
+            if self.count and self._file is not None:
+                try:
+                    self._functions = _u32_array(self._file.read(self._functions_rva, 4 * self.count))
+                except _Corrupt:
+                    pass
+        return self._functions
 
     def has(self, symbol: ImportedSymbol) -> bool:
         if symbol.name is not None:
-            return symbol.name in self.names
+            return self._index_of(symbol.name, symbol.hint) is not None
         if symbol.ordinal is None:
             return False
-        return symbol.ordinal in self.ordinals
+        return self._function(symbol.ordinal - self.ordinal_base) != 0
 
     def forwarder(self, symbol: ImportedSymbol) -> str | None:
-        key = symbol.name if symbol.name is not None else f"#{symbol.ordinal}"
-        return self.forwarders.get(key)
+        if symbol.name is not None:
+            k = self._index_of(symbol.name, symbol.hint)
+            if k is None:
+                return None
+            index = self._name_ordinals[k] if k < len(self._name_ordinals) else -1
+        elif symbol.ordinal is not None:
+            index = symbol.ordinal - self.ordinal_base
+        else:
+            return None
+        target = self._function(index)
+        start, end = self._range
+        if not start <= target < end or self._file is None:
+            return None
+        try:
+            return self._file.cstring_bytes(target).decode("latin-1")
+        except _Corrupt:
+            return None
+
+    # ---- the whole lists (tests, reports)
+    @property
+    def has_forwarders(self) -> bool:
+        start, end = self._range
+        return any(start <= f < end for f in self._load_functions())
+
+    @property
+    def names(self) -> frozenset[str]:
+        if self._names is None:
+            names = []
+            for k in range(len(self._name_rvas)):
+                try:
+                    names.append(self._name_at(k).decode("latin-1"))
+                except _Corrupt:
+                    continue
+            self._names = frozenset(names)
+        return self._names
+
+    @property
+    def ordinals(self) -> frozenset[int]:
+        """Ordinals whose address-table entry is not empty (only these resolve)."""
+        if self._ordinals is None:
+            self._ordinals = frozenset(self.ordinal_base + i for i, f in enumerate(self._load_functions()) if f)
+        return self._ordinals
+
+    @property
+    def forwarders(self) -> dict[str, str]:
+        """``name`` or ``#ordinal`` -> ``DLL.symbol`` for every forwarded export."""
+        if self._forwarders is None:
+            forwarders: dict[str, str] = {}
+            start, end = self._range
+            functions = self._load_functions()
+            forwarded = {i for i, f in enumerate(functions) if start <= f < end}
+            if forwarded and self._file is not None:
+                named: dict[int, str] = {}
+                for k, index in enumerate(self._name_ordinals):
+                    if index in forwarded and index not in named:
+                        try:
+                            named[index] = self._name_at(k).decode("latin-1")
+                        except _Corrupt:
+                            continue
+                for index in sorted(forwarded):
+                    try:
+                        forwarders[named.get(index, f"#{self.ordinal_base + index}")] = self._file.cstring_bytes(
+                            functions[index]
+                        ).decode("latin-1")
+                    except _Corrupt:
+                        continue
+            self._forwarders = forwarders
+        return self._forwarders
 
 
-@dataclass(frozen=True)
-class Unreadable:
-    """A file that is not a readable PE image; ``reason`` is a short technical phrase for the report."""
+def _u32_array(raw: bytes) -> array:
+    out = array("I", raw)
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out
 
-    path: Path
-    reason: str
-    format: str = "PE"
+
+def _u16_array(raw: bytes) -> array:
+    out = array("H", raw)
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out
+
+
+def _unreadable(path: Path, reason: str) -> Unreadable:
+    return Unreadable(path, reason, "PE")
 
 
 class _Corrupt(Exception):
@@ -143,6 +294,13 @@ class _Image:
     def __init__(self, data, size: int) -> None:
         self.data = data
         self.size = size
+        #: import thunks still to read: every real thunk takes its own bytes of the file, so the arrays of all
+        #: descriptors together hold at most size/4 entries; overlapping arrays (a crafted file pointing every
+        #: descriptor into one huge array) run out of it instead of costing descriptors x entries
+        self.thunk_budget = size // 4
+        #: imported symbols already read, by thunk-array RVA and by hint/name RVA (arrays and names may be shared)
+        self.symbol_tables: dict[tuple[int, bool], tuple[ImportedSymbol, ...]] = {}
+        self.named: dict[int, ImportedSymbol] = {}
         (pe,) = struct.unpack_from("<I", data, 0x3C)
         if pe + 24 > size or data[pe : pe + 4] != b"PE\0\0":
             raise _Corrupt(f"no PE header at byte {pe} (a DOS program or a damaged file)")
@@ -218,6 +376,9 @@ class _Image:
         return bytes(self.data[offset : offset + length])
 
     def cstring(self, rva: int) -> str:
+        return self.cstring_bytes(rva).decode("latin-1")
+
+    def cstring_bytes(self, rva: int) -> bytes:
         found = self.span(rva)
         if found is None:
             raise _Corrupt(f"name at RVA 0x{rva:x} lies outside the file")
@@ -225,7 +386,7 @@ class _Image:
         end = self.data.find(b"\0", offset, offset + min(available, MAX_NAME))
         if end < 0:
             raise _Corrupt(f"unterminated name at RVA 0x{rva:x}")
-        return bytes(self.data[offset:end]).decode("latin-1")
+        return bytes(self.data[offset:end])
 
     def directory(self, index: int) -> tuple[int, int]:
         return self.dirs[index] if index < len(self.dirs) else (0, 0)
@@ -239,16 +400,62 @@ class _Image:
         width = 8 if self.bits == 64 else 4
         fmt = "<Q" if width == 8 else "<I"
         out: list[int] = []
-        limit = min(available // width, MAX_SYMBOLS_PER_DLL)
+        limit = min(available // width, MAX_SYMBOLS_PER_DLL, self.thunk_budget)
         block = 512  # read in small blocks: a descriptor rarely has more than a few hundred entries
         for start in range(0, limit, block):
             count = min(block, limit - start)
             chunk = bytes(self.data[offset + start * width : offset + (start + count) * width])
             for (value,) in struct.iter_unpack(fmt, chunk):
                 if value == 0:
+                    self.thunk_budget -= len(out) + 1
                     return out
                 out.append(value)
+        if limit == self.thunk_budget:
+            raise _Corrupt("the import thunk arrays hold more entries than the file has room for (they overlap)")
         raise _Corrupt(f"import thunks at RVA 0x{rva:x} are not terminated")
+
+
+class _FileReads:
+    """Reads of one PE file by RVA with ordinary file reads (the section table taken from its :class:`_Image`),
+    for a value that outlives the mapping the headers were read through."""
+
+    __slots__ = ("path", "sections", "headers_size", "size")
+
+    def __init__(self, path: Path, img: _Image) -> None:
+        self.path = path
+        self.sections = img.sections
+        self.headers_size = img.headers_size
+        self.size = img.size
+
+    span = _Image.span
+
+    def _pread(self, offset: int, length: int) -> bytes:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                return fh.read(length)
+        except OSError as exc:
+            raise _Corrupt(f"cannot read: {exc.strerror or exc}") from exc
+
+    def read(self, rva: int, length: int) -> bytes:
+        found = self.span(rva)
+        if found is None or found[1] < length:
+            raise _Corrupt(f"table at RVA 0x{rva:x} lies outside the file")
+        data = self._pread(found[0], length)
+        if len(data) < length:
+            raise _Corrupt(f"truncated: table at RVA 0x{rva:x}")
+        return data
+
+    def cstring_bytes(self, rva: int) -> bytes:
+        found = self.span(rva)
+        if found is None:
+            raise _Corrupt(f"name at RVA 0x{rva:x} lies outside the file")
+        offset, available = found
+        data = self._pread(offset, min(available, MAX_NAME))
+        end = data.find(b"\0")
+        if end < 0:
+            raise _Corrupt(f"unterminated name at RVA 0x{rva:x}")
+        return data[:end]
 
 
 def _open(path: Path) -> _Image:
@@ -284,7 +491,13 @@ def _close(img: _Image) -> None:
 
 
 def _symbols(img: _Image, table_rva: int, delay_va_based: bool = False) -> tuple[ImportedSymbol, ...]:
+    """The symbols of one thunk array, read once per file however many descriptors share it."""
+    key = (table_rva, delay_va_based)
+    cached = img.symbol_tables.get(key)
+    if cached is not None:
+        return cached
     ordinal_flag = 1 << (img.bits - 1)
+    named = img.named
     out = []
     for value in img.thunks(table_rva):
         if value & ordinal_flag:
@@ -293,10 +506,14 @@ def _symbols(img: _Image, table_rva: int, delay_va_based: bool = False) -> tuple
         rva = value - img.image_base if delay_va_based else value
         if rva > 0xFFFFFFFF or rva < 0:
             raise _Corrupt(f"import name pointer 0x{value:x} is not an RVA")
-        raw = img.read(rva, 2)
-        (hint,) = struct.unpack("<H", raw)
-        out.append(ImportedSymbol(img.cstring(rva + 2), hint=hint))
-    return tuple(out)
+        symbol = named.get(rva)
+        if symbol is None:
+            raw = img.read(rva, 2)
+            (hint,) = struct.unpack("<H", raw)
+            symbol = named[rva] = ImportedSymbol(img.cstring(rva + 2), hint=hint)
+        out.append(symbol)
+    img.symbol_tables[key] = result = tuple(out)
+    return result
 
 
 def _imports(img: _Image, want_symbols: Callable[[str], bool]) -> list[ImportedDll]:
@@ -396,18 +613,18 @@ def read_pe(
             size=img.size,
         )
     except _Corrupt as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (MemoryError, RecursionError):
-        return Unreadable(path, "too large or too deeply nested to read")
+        return _unreadable(path, "too large or too deeply nested to read")
     except Exception as exc:  # hostile input must not escape as an exception
-        return Unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
+        return _unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
     finally:
         if img is not None:
             _close(img)
 
 
 def read_exports(path: Path | str) -> Exports | Unreadable:
-    """The export table of ``path`` (an empty table when it has none)."""
+    """The export table of ``path`` (an empty table when it has none), for lookups one name at a time."""
     path = Path(path)
     img = None
     try:
@@ -415,7 +632,7 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
         img.check_truncated()
         rva, dir_size = img.directory(DIR_EXPORT)
         if not rva or not dir_size:
-            return Exports(None, frozenset(), 1, 0)
+            return Exports(None)
         raw = img.read(rva, 40)
         (_c, _t, _maj, _min, name_rva, base, n_functions, n_names, functions_rva, names_rva, ordinals_rva) = (
             struct.unpack("<IIHHIIIIIII", raw)
@@ -423,29 +640,18 @@ def read_exports(path: Path | str) -> Exports | Unreadable:
         if n_functions > MAX_EXPORTS or n_names > MAX_EXPORTS or n_names > n_functions + 1_000_000:
             raise _Corrupt("export table counts are implausible")
         dll_name = img.cstring(name_rva) if name_rva else None
-        name_rvas = struct.unpack(f"<{n_names}I", img.read(names_rva, 4 * n_names)) if n_names else ()
-        names = [img.cstring(r) for r in name_rvas]
-        forwarders: dict[str, str] = {}
-        ordinals: frozenset[int] = frozenset()
-        if n_functions:
-            functions = struct.unpack(f"<{n_functions}I", img.read(functions_rva, 4 * n_functions))
-            ordinals = frozenset(base + i for i, f in enumerate(functions) if f)
-            forwarded = {i for i, f in enumerate(functions) if rva <= f < rva + dir_size}
-            if forwarded:
-                ordinals = struct.unpack(f"<{n_names}H", img.read(ordinals_rva, 2 * n_names)) if n_names else ()
-                named = {}
-                for name, index in zip(names, ordinals):
-                    named.setdefault(index, name)
-                for index in forwarded:
-                    target = img.cstring(functions[index])
-                    forwarders[named.get(index, f"#{base + index}")] = target
-        return Exports(dll_name, frozenset(names), base, n_functions, forwarders, ordinals)
+        name_rvas = _u32_array(img.read(names_rva, 4 * n_names)) if n_names else array("I")
+        name_ordinals = _u16_array(img.read(ordinals_rva, 2 * n_names)) if n_names else array("H")
+        file = _FileReads(path, img)
+        return Exports(
+            dll_name, base, n_functions, file, (rva, rva + dir_size), name_rvas, name_ordinals, functions_rva
+        )
     except _Corrupt as exc:
-        return Unreadable(path, str(exc))
+        return _unreadable(path, str(exc))
     except (MemoryError, RecursionError):
-        return Unreadable(path, "too large or too deeply nested to read")
+        return _unreadable(path, "too large or too deeply nested to read")
     except Exception as exc:
-        return Unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
+        return _unreadable(path, f"corrupt PE headers ({type(exc).__name__}: {exc})"[:300])
     finally:
         if img is not None:
             _close(img)

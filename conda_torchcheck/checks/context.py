@@ -59,18 +59,9 @@ class CheckContext:
         """The load graph of torch's libraries for this env's OS (None when torch is absent)."""
 
         def build():
-            if self.env.os == "windows":
-                from conda_torchcheck.loader import windows
+            from conda_torchcheck.loader.contract import for_os
 
-                return windows.build_torch_graph(self)
-            if self.env.os == "linux":
-                from conda_torchcheck.loader import linux
-
-                return linux.build_torch_graph(self)
-            if self.env.os == "darwin":
-                from conda_torchcheck.loader import macos
-
-                return macos.build_torch_graph(self)
-            return None
+            loader = for_os(self.env.os)
+            return None if loader is None else loader.build_torch_graph(self)
 
         return self.memo("load_graph", build)

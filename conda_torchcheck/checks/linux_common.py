@@ -11,7 +11,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks import loading_common
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.checks.loading_common import chain  # noqa: F401 - the checks reach it through this module
+from conda_torchcheck.checks.loading_common import (  # noqa: F401 - the checks reach them through this module
+    chain,
+    is_conda_env,
+    reinstall_torch_fix,
+)
 from conda_torchcheck.findings import Fix
 from conda_torchcheck.inventory.names import normalize
 from conda_torchcheck.knowledge.linux import apt_package_for as apt_package_for
@@ -124,31 +128,8 @@ def ships_with_torch(ctx: CheckContext, name: str) -> bool:
     )
 
 
-def reinstall_torch_fix(ctx: CheckContext, summary: Text) -> Fix:
-    """Reinstall exactly the torch that is there, from where it came (pip index or conda channel)."""
-    torch = ctx.torch
-    env = ctx.env
-    if torch.source in ("conda",) and torch.conda_record is not None:
-        specs = [cmd.exact_conda_spec(torch.conda_record)]
-        if torch.libtorch_record is not None:
-            specs.append(cmd.exact_conda_spec(torch.libtorch_record))
-        return Fix(
-            "conda", summary, commands=(cmd.conda_install(env, specs, channel=None, extra=("--force-reinstall",)),)
-        )
-    version = torch.dist.version if torch.dist is not None else torch.version
-    target = f'"torch=={version}"' if version else "torch"
-    local = torch.dist.local_version if torch.dist is not None else None
-    index = f" --index-url {cmd.pip_index_url(local)}" if local else ""
-    command = cmd.pip(env, f"install --force-reinstall --no-deps {target}{index}", dist=torch.dist)
-    return Fix("pip", summary, commands=(command,))
-
-
 def pip_install_fix(ctx: CheckContext, requirement: str, summary: Text) -> Fix:
     return Fix("pip", summary, commands=(cmd.pip(ctx.env, f'install "{requirement}"', dist=ctx.torch.dist),))
-
-
-def is_conda_env(ctx: CheckContext) -> bool:
-    return ctx.env.layout in ("conda", "pixi")
 
 
 def dedupe(items: Iterable[str]) -> list[str]:

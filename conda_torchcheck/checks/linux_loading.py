@@ -331,7 +331,7 @@ def _version_fixes(
     step = place.step if place else ""
     directory = place.directory if place else None
     better = ", ".join(p for p, _w in alternatives) or "-"
-    if step == "ld_library_path" and alternatives:
+    if step == linux.STEP_LD_LIBRARY_PATH and alternatives:
         fixes.append(
             _remove_llp_fix(
                 ctx, directory or "", msg("TC402.fix.remove_llp", directory=directory, version=version, better=better)

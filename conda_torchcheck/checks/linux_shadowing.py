@@ -21,7 +21,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     objects = {str(o.path): o for o in load.ldso.every_object}
     for module, dep in load.graph.iter_edges():
         res = dep.resolution
-        if res is None or res.path is None or res.found_by.step != "ld_library_path":
+        if res is None or res.path is None or res.found_by.step != linux.STEP_LD_LIBRARY_PATH:
             continue
         key = str(res.path)
         if key in reported:

@@ -175,7 +175,7 @@ def _fixes(
         return fixes
     if provider is not None:
         found_by = common.original_place(load.graph, provider.path)
-        if found_by is not None and found_by.step == "ld_library_path":
+        if found_by is not None and found_by.step == linux.STEP_LD_LIBRARY_PATH:
             value = ctx.host.get("LD_LIBRARY_PATH") or ""
             kept = [
                 p for p in value.split(":") if p and os.path.normpath(p) != os.path.normpath(found_by.directory or "")

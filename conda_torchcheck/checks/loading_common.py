@@ -1,13 +1,16 @@
-"""What the loading checks of Linux (TC4xx) and macOS (TC45x) share: the chain that led to a library, and the
-library files torch's own package lists."""
+"""What the loading checks of Linux (TC4xx) and macOS (TC45x) share: the chain that led to a library, the
+library files torch's own package lists, and how to reinstall torch (the command does not depend on the OS)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
+from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.findings import Fix
 from conda_torchcheck.loader.graph import LoadGraph
+from conda_torchcheck.messages import Text
 
 
 def chain(graph: LoadGraph, path: Path | None, last: str | None = None) -> list[str]:
@@ -42,3 +45,26 @@ def torch_record_libs(ctx: CheckContext, is_library: Callable[[str], bool]) -> f
         return frozenset(names)
 
     return ctx.memo(f"torch_record_libs:{ctx.env.os}", compute)
+
+
+def reinstall_torch_fix(ctx: CheckContext, summary: Text) -> Fix:
+    """Reinstall exactly the torch that is there, from where it came (pip index or conda channel)."""
+    torch = ctx.torch
+    env = ctx.env
+    if torch.source in ("conda",) and torch.conda_record is not None:
+        specs = [cmd.exact_conda_spec(torch.conda_record)]
+        if torch.libtorch_record is not None:
+            specs.append(cmd.exact_conda_spec(torch.libtorch_record))
+        return Fix(
+            "conda", summary, commands=(cmd.conda_install(env, specs, channel=None, extra=("--force-reinstall",)),)
+        )
+    version = torch.dist.version if torch.dist is not None else torch.version
+    target = f'"torch=={version}"' if version else "torch"
+    local = torch.dist.local_version if torch.dist is not None else None
+    index = f" --index-url {cmd.pip_index_url(local)}" if local else ""
+    command = cmd.pip(env, f"install --force-reinstall --no-deps {target}{index}", dist=torch.dist)
+    return Fix("pip", summary, commands=(command,))
+
+
+def is_conda_env(ctx: CheckContext) -> bool:
+    return ctx.env.layout in ("conda", "pixi")

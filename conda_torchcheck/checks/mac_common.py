@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from conda_torchcheck.checks import loading_common
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.checks.loading_common import chain  # noqa: F401 - the checks reach it through this module
-from conda_torchcheck.findings import Fix
+from conda_torchcheck.checks.loading_common import (  # noqa: F401 - the checks reach them through this module
+    chain,
+    is_conda_env,
+    reinstall_torch_fix,
+)
 from conda_torchcheck.loader.graph import SearchPlace
-from conda_torchcheck.messages import Text
 
 
 def describe_place(place: SearchPlace) -> str:
@@ -30,17 +32,6 @@ def ships_with_torch(ctx: CheckContext, name: str) -> bool:
     return leaf in torch_record_libs(ctx) or (
         ctx.torch.package_dir is not None and leaf.startswith(("libtorch", "libc10", "libshm", "libcaffe2", "_C."))
     )
-
-
-def reinstall_torch_fix(ctx: CheckContext, summary: Text) -> Fix:
-    from conda_torchcheck.checks.linux_common import reinstall_torch_fix as generic
-
-    # the reinstall command does not depend on the OS (conda spec or pip ==version), only the summary does
-    return generic(ctx, summary)
-
-
-def is_conda_env(ctx: CheckContext) -> bool:
-    return ctx.env.layout in ("conda", "pixi")
 
 
 def host_macos(ctx: CheckContext) -> tuple[str | None, str]:

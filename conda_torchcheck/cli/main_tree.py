@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
@@ -39,23 +38,18 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
 
 
 def _loader_for(os_name: str):
-    module_name = {
-        "windows": "conda_torchcheck.loader.windows",
-        "linux": "conda_torchcheck.loader.linux",
-        "darwin": "conda_torchcheck.loader.macos",
-    }.get(os_name)
-    if module_name is None:
-        from conda_torchcheck.messages import translate
+    from conda_torchcheck.loader.contract import LOADER_MODULES, for_os
+    from conda_torchcheck.messages import translate
 
-        raise TargetError(translate("tree.no_loader", os=os_name))
     try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            from conda_torchcheck.messages import translate
-
+        loader = for_os(os_name)
+    except ModuleNotFoundError as exc:  # a trimmed install without that OS's model
+        if exc.name == LOADER_MODULES.get(os_name):
             raise TargetError(translate("tree.no_loader", os=os_name)) from exc
         raise
+    if loader is None:
+        raise TargetError(translate("tree.no_loader", os=os_name))
+    return loader
 
 
 def build_graph(args: argparse.Namespace):
@@ -89,9 +83,9 @@ def build_graph(args: argparse.Namespace):
         # a Mach-O file is read with dyld's rules whatever the env; an env that is not a macOS one adds nothing
         loader = _loader_for("darwin")
         if env.os != "darwin":
-            from types import SimpleNamespace
+            from conda_torchcheck.loader.contract import FileContext
 
-            ctx = SimpleNamespace(env=None, host=host)  # type: ignore[assignment]
+            return facts, loader.build_graph_for_file(FileContext(host), path.absolute())
         return facts, loader.build_graph_for_file(ctx, path.absolute())
     loader = _loader_for("windows" if file_format == "pe" else env.os)
     return facts, loader.build_graph_for_file(ctx, path.absolute())
@@ -103,12 +97,11 @@ def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
     So the env is not read at all (reading it would be most of the run time); an env given with -p/-n must
     still exist, so that a typo is not silently ignored.
     """
-    from types import SimpleNamespace
-
     from conda_torchcheck.inventory.host import make_host_facts
     from conda_torchcheck.inventory.locate import readable_folder, resolve_target
     from conda_torchcheck.inventory.names import PLATFORMS
     from conda_torchcheck.loader import linux
+    from conda_torchcheck.loader.contract import FileContext
 
     prefix = None
     if getattr(args, "prefix", None) or getattr(args, "name", None):
@@ -120,7 +113,7 @@ def _elf_file_graph(args: argparse.Namespace, path: Path, arch: str):
         overrides=host_overrides(args),
         cwd=getattr(args, "cwd", None),
     )
-    graph = linux.build_graph_for_file(SimpleNamespace(env=None, host=host), path)
+    graph = linux.build_graph_for_file(FileContext(host), path)
     facts = {
         "prefix": str(prefix) if prefix else None,
         "os": "linux",

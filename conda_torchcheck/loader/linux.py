@@ -29,7 +29,16 @@ import re
 import stat
 from pathlib import Path
 
-from conda_torchcheck.binaries.elf import ElfFile, SymbolRef, Symbols, Unreadable, read_elf, read_symbols
+from conda_torchcheck.binaries.elf import (
+    ElfFile,
+    SymbolRef,
+    Symbols,
+    Unreadable,
+    Wanted,
+    gnu_hash,
+    read_elf,
+    read_symbols,
+)
 from conda_torchcheck.binaries.headers import ELF_MACHINES
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
 from conda_torchcheck.loader.ldcache import (
@@ -40,6 +49,7 @@ from conda_torchcheck.loader.ldcache import (
     read_preload_file,
     system_layout,
 )
+from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
 from conda_torchcheck.messages import msg
 from conda_torchcheck.records import MutableRecord, Record
 
@@ -47,6 +57,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
+
+    from conda_torchcheck.loader.contract import LoaderContext
+
+
+# ld.so's search steps (SearchPlace.step), in the order it tries them (see ``search_order``)
+STEP_LOADED = "already-loaded"
+STEP_PATH = "path"  # a name with a slash: used as written
+STEP_RPATH = "rpath"
+STEP_LD_LIBRARY_PATH = "ld_library_path"
+STEP_RUNPATH = "runpath"
+STEP_CACHE = "ld.so.cache"
+STEP_DEFAULT_DIRS = "default-dirs"
+STEP_UNKNOWN_SYSTEM = "unknown-system"  # the machine the env runs on was not examined
+STEPS = (STEP_LOADED, STEP_PATH, STEP_RPATH, STEP_LD_LIBRARY_PATH, STEP_RUNPATH, STEP_CACHE, STEP_DEFAULT_DIRS,
+         STEP_UNKNOWN_SYSTEM)  # fmt: skip
 
 # Libraries every Linux machine provides (glibc, the GCC runtime): when the machine the env runs on is not
 # this one, their resolution is assumed and said to be assumed.
@@ -362,7 +387,7 @@ class LdSo:
         """Resolve a DT_NEEDED ``name`` for ``loader``: (path or loaded object or None, how, searched, assumed)."""
         already = self.find_loaded(name)
         if already is not None:
-            how = SearchPlace("already-loaded", str(already.path.parent), note=already.group)
+            how = SearchPlace(STEP_LOADED, str(already.path.parent), note=already.group)
             return already, how, [], False
         return self._search_paths(name, loader)
 
@@ -373,8 +398,8 @@ class LdSo:
         if "/" in name:
             path = self._absolute(self.expand(name, loader))
             if self._stat_of(path) is not None:
-                return path, SearchPlace("path", os.path.dirname(path)), searched, False
-            searched.append(SearchPlace("path", os.path.dirname(path)))
+                return path, SearchPlace(STEP_PATH, os.path.dirname(path)), searched, False
+            searched.append(SearchPlace(STEP_PATH, os.path.dirname(path)))
             return None, None, searched, False
         elf = loader.elf if loader is not None else None
         # 2. DT_RPATH of the loader and its loaders (only when the loader has no DT_RUNPATH)
@@ -385,54 +410,54 @@ class LdSo:
                 if cur.elf is not None and cur.elf.rpath and not cur.elf.runpath:
                     note = f"DT_RPATH of {cur.path.name}"
                     for entry in cur.elf.rpath:
-                        found = self._try_dir(self.expand(entry, cur), name, "rpath", note, searched)
+                        found = self._try_dir(self.expand(entry, cur), name, STEP_RPATH, note, searched)
                         if found:
-                            return found, SearchPlace("rpath", os.path.dirname(found), note), searched, False
+                            return found, SearchPlace(STEP_RPATH, os.path.dirname(found), note), searched, False
                 seen_main = seen_main or cur.is_main
                 cur = cur.loader
             main = self.main
             if not seen_main and main is not None and main.elf is not None and main.elf.rpath and not main.elf.runpath:
                 note = f"DT_RPATH of the executable {main.path.name}"
                 for entry in main.elf.rpath:
-                    found = self._try_dir(self.expand(entry, main), name, "rpath", note, searched)
+                    found = self._try_dir(self.expand(entry, main), name, STEP_RPATH, note, searched)
                     if found:
-                        return found, SearchPlace("rpath", os.path.dirname(found), note), searched, False
+                        return found, SearchPlace(STEP_RPATH, os.path.dirname(found), note), searched, False
         # 3. LD_LIBRARY_PATH
         for entry in self.search.ld_library_path:
             note = "LD_LIBRARY_PATH"
-            found = self._try_dir(self.expand(entry, self.main), name, "ld_library_path", note, searched)
+            found = self._try_dir(self.expand(entry, self.main), name, STEP_LD_LIBRARY_PATH, note, searched)
             if found:
-                return found, SearchPlace("ld_library_path", os.path.dirname(found), note), searched, False
+                return found, SearchPlace(STEP_LD_LIBRARY_PATH, os.path.dirname(found), note), searched, False
         # 4. DT_RUNPATH of the loader itself
         if elf is not None and elf.runpath and loader is not None:
             note = f"DT_RUNPATH of {loader.path.name}"
             for entry in elf.runpath:
-                found = self._try_dir(self.expand(entry, loader), name, "runpath", note, searched)
+                found = self._try_dir(self.expand(entry, loader), name, STEP_RUNPATH, note, searched)
                 if found:
-                    return found, SearchPlace("runpath", os.path.dirname(found), note), searched, False
+                    return found, SearchPlace(STEP_RUNPATH, os.path.dirname(found), note), searched, False
         nodeflib = elf is not None and elf.nodeflib
         # 5. ld.so.cache
         if not self.search.system_known:
             if name in SYSTEM_SONAMES:
-                how = SearchPlace("ld.so.cache", None, ASSUMED_SYSTEM)
+                how = SearchPlace(STEP_CACHE, None, ASSUMED_SYSTEM)
                 return None, how, searched, True
-            searched.append(SearchPlace("unknown-system", None, UNKNOWN_SYSTEM))
+            searched.append(SearchPlace(STEP_UNKNOWN_SYSTEM, None, UNKNOWN_SYSTEM))
             return None, None, searched, False
         cache = self.search.cache
         assert cache is not None
         cached = cache.lookup(name)
         if cached is not None and not (nodeflib and is_system_dir(os.path.dirname(cached), self.search.layout)):
             if self._stat_of(cached) is not None and self._incompatible(cached) is None:
-                return cached, SearchPlace("ld.so.cache", os.path.dirname(cached), cache.source), searched, False
-            searched.append(SearchPlace("ld.so.cache", os.path.dirname(cached), f"stale entry {cached} (run ldconfig)"))
+                return cached, SearchPlace(STEP_CACHE, os.path.dirname(cached), cache.source), searched, False
+            searched.append(SearchPlace(STEP_CACHE, os.path.dirname(cached), f"stale entry {cached} (run ldconfig)"))
         else:
-            searched.append(SearchPlace("ld.so.cache", cache.source, "no entry"))
+            searched.append(SearchPlace(STEP_CACHE, cache.source, "no entry"))
         # 6. default directories
         if not nodeflib:
             for directory in self.search.layout.default_dirs:
-                found = self._try_dir(directory, name, "default-dirs", "", searched)
+                found = self._try_dir(directory, name, STEP_DEFAULT_DIRS, "", searched)
                 if found:
-                    return found, SearchPlace("default-dirs", directory), searched, False
+                    return found, SearchPlace(STEP_DEFAULT_DIRS, directory), searched, False
         return None, None, searched, False
 
     def alternative(self, name: str, loader: LoadedObject) -> tuple[str | None, SearchPlace | None]:
@@ -503,7 +528,7 @@ class LdSo:
                     st = self._stat_of(target)
                     same = self._same_file(st) if st is not None else None
                     if same is not None:
-                        how = SearchPlace("already-loaded", how.directory if how else None, same.group)
+                        how = SearchPlace(STEP_LOADED, how.directory if how else None, same.group)
                         target = same
                     else:
                         target = self._new_object(target, obj, step.label, name)
@@ -623,13 +648,13 @@ class LdSo:
             existing = self._same_file(st)
         if existing is not None:
             step.root = existing
-            how = SearchPlace("already-loaded", str(existing.path.parent), existing.group)
+            how = SearchPlace(STEP_LOADED, str(existing.path.parent), existing.group)
             self._edge(caller_module, Dependency(path.name, "dlopen", Resolution(existing.path, how)))
             step.searchlist = self._closure_of(existing)
             self.steps.append(step)
             return step
         if st is None:
-            dep = Dependency(str(path), "dlopen", None, (SearchPlace("path", str(path.parent)),))
+            dep = Dependency(str(path), "dlopen", None, (SearchPlace(STEP_PATH, str(path.parent)),))
             self._edge(caller_module, dep)
             step.misses.append((caller or self.main, dep))
             step.error = f"{path}: cannot open shared object file: No such file or directory"
@@ -639,7 +664,8 @@ class LdSo:
         step.root = root
         step.new_objects.append(root)
         self._edge(
-            caller_module, Dependency(path.name, "dlopen", Resolution(root.path, SearchPlace("path", str(path.parent))))
+            caller_module,
+            Dependency(path.name, "dlopen", Resolution(root.path, SearchPlace(STEP_PATH, str(path.parent)))),
         )
         self._map_closure(step, [root])
         if step.failed:
@@ -839,21 +865,21 @@ def _new_graph(search: LinuxSearch) -> LoadGraph:
     graph = LoadGraph(platform="linux")
     graph.notes.extend(search.notes)
     order: list[SearchPlace] = [
-        SearchPlace("already-loaded"),
-        SearchPlace("rpath", note="DT_RPATH of the requiring object and its loaders, unless it has DT_RUNPATH"),
+        SearchPlace(STEP_LOADED),
+        SearchPlace(STEP_RPATH, note="DT_RPATH of the requiring object and its loaders, unless it has DT_RUNPATH"),
     ]
-    order += [SearchPlace("ld_library_path", d, search.ld_library_path_source) for d in search.ld_library_path]
-    order.append(SearchPlace("runpath", note="DT_RUNPATH of the requiring object (direct dependencies only)"))
+    order += [SearchPlace(STEP_LD_LIBRARY_PATH, d, search.ld_library_path_source) for d in search.ld_library_path]
+    order.append(SearchPlace(STEP_RUNPATH, note="DT_RUNPATH of the requiring object (direct dependencies only)"))
     if search.system_known and search.cache is not None:
-        order.append(SearchPlace("ld.so.cache", None, search.cache.source))
-        order += [SearchPlace("default-dirs", d) for d in search.layout.default_dirs]
+        order.append(SearchPlace(STEP_CACHE, None, search.cache.source))
+        order += [SearchPlace(STEP_DEFAULT_DIRS, d) for d in search.layout.default_dirs]
     else:
-        order.append(SearchPlace("unknown-system", None, UNKNOWN_SYSTEM))
+        order.append(SearchPlace(STEP_UNKNOWN_SYSTEM, None, UNKNOWN_SYSTEM))
     graph.search_order = order
     return graph
 
 
-def simulate_torch_import(ctx: Any) -> LinuxLoad | None:
+def simulate_torch_import(ctx: LoaderContext) -> LinuxLoad | None:
     """Model ``import torch`` in ``ctx.env`` on ``ctx.host``; None when the env has no torch package."""
     env = ctx.env
     torch = ctx.torch
@@ -863,14 +889,7 @@ def simulate_torch_import(ctx: Any) -> LinuxLoad | None:
     graph = _new_graph(search)
     ldso = LdSo(search, graph)
     plan = torch_load_plan(torch.package_dir, env.python.tag, ctx.host)
-    executable = env.python.executable
-    ldso.start_process(executable)
-    if ldso.main is None:
-        placeholder = Module(env.prefix / "bin" / "python", unreadable=msg("TC4.note.no_python").render())
-        graph.modules[str(placeholder.path)] = placeholder
-        graph.roots.append(placeholder.path)
-    else:
-        graph.roots.append(ldso.main.path)
+    start_python(ldso, graph, env, msg("TC4.note.no_python").render())
     load = LinuxLoad(graph, ldso, plan, search)
     sites = [s.path for s in env.site_dirs if s.active]
     cuda_version = torch.cuda_version
@@ -905,11 +924,7 @@ def simulate_torch_import(ctx: Any) -> LinuxLoad | None:
         # (a _C for another Python is TC111's finding, not a missing library)
         name = f"_C.cpython-{env.python.tag or '3XY'}-{search.arch}-linux-gnu.so"
         step = LoadStep(GROUP_C, None, error="ModuleNotFoundError: No module named 'torch._C'")
-        dep = Dependency(name, "dlopen", None, (SearchPlace("path", str(plan.package_dir)),))
-        if ldso.main is not None:
-            ldso._edge(ldso.main.module, dep)
-        step.misses.append((ldso.main, dep))
-        ldso.steps.append(step)
+        record_missing_extension(ldso, step, name, SearchPlace(STEP_PATH, str(plan.package_dir)))
         graph.notes.append(msg("TC4.note.no_c_module", dir=str(plan.package_dir)).render())
         load.first_error = load.first_error or step.error
     return load
@@ -950,7 +965,7 @@ def _preload_cuda(load: LinuxLoad, sites: list[Path], cuda_version: str | None, 
     return None
 
 
-def build_torch_graph(ctx: Any) -> LoadGraph | None:
+def build_torch_graph(ctx: LoaderContext) -> LoadGraph | None:
     """The load graph of ``import torch`` for a Linux env (None when torch is absent), with undefined
     symbols marked on the edge that loads the library needing them (Python binds them all at import)."""
     load = torch_load(ctx)
@@ -970,27 +985,24 @@ def mark_symbol_misses(load: LinuxLoad, misses: Sequence[SymbolMiss]) -> None:
     for module in load.graph.modules.values():
         for i, dep in enumerate(module.dependencies):
             res = dep.resolution
-            if res is None or res.path not in by_module or res.found_by.step == "already-loaded":
+            if res is None or res.path not in by_module or res.found_by.step == STEP_LOADED:
                 continue
             problem = "missing-symbols:" + ", ".join(by_module.pop(res.path))
             module.dependencies[i] = Dependency(dep.name, dep.kind, res, dep.searched, dep.problems + (problem,))
 
 
-def torch_load(ctx: Any) -> LinuxLoad | None:
+def torch_load(ctx: LoaderContext) -> LinuxLoad | None:
     """The simulated import, computed once per check context."""
-    if hasattr(ctx, "memo"):
-        return ctx.memo("linux_load", lambda: simulate_torch_import(ctx))
-    return simulate_torch_import(ctx)
+    return ctx.memo("linux_load", lambda: simulate_torch_import(ctx))
 
 
-def build_graph_for_file(ctx: Any, path: Path) -> LoadGraph:
+def build_graph_for_file(ctx: LoaderContext, path: Path) -> LoadGraph:
     """The closure of one ELF file as ld.so would load it as a program (what ``ldd``/``lddtree`` show)."""
     return load_file(ctx, path).graph
 
 
-def load_file(ctx: Any, path: Path) -> LinuxLoad:
-    env = getattr(ctx, "env", None)
-    host = getattr(ctx, "host", None)
+def load_file(ctx: LoaderContext, path: Path) -> LinuxLoad:
+    env, host = ctx.env, ctx.host
     info = read_elf(path)
     arch = info.arch if isinstance(info, ElfFile) else None
     bits = info.bits if isinstance(info, ElfFile) else 64
@@ -1041,11 +1053,15 @@ def symbols_of(obj: LoadedObject) -> Symbols | Unreadable | None:
 def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> list[SymbolMiss]:
     """Every non-weak undefined symbol of every object mapped by a dlopen, looked up in that dlopen's scope:
     the global scope (executable, its libraries, LD_PRELOAD, RTLD_GLOBAL dlopens before it) then the dlopen's
-    own breadth-first closure. Python's C API is taken as provided when the interpreter could not be read."""
+    own breadth-first closure. Python's C API is taken as provided when the interpreter could not be read.
+
+    Each reference is looked up the way ld.so does: its hash (computed once) through each scope object's hash
+    table in turn, its version checked only on the symbol found, so no object's whole table is read."""
     ldso = load.ldso
     python_unknown = ldso.main is None or ldso.main.elf is None or ldso.main.elf.tables.symtab is None
     misses: list[SymbolMiss] = []
     global_scope: list[LoadedObject] = []
+    hashes: dict[bytes, int] = {}
     for step in steps if steps is not None else ldso.steps:
         if step.root is None:
             continue
@@ -1054,31 +1070,42 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
             if obj not in scope:
                 scope.append(obj)
         if not step.failed:
-            wanted: dict[bytes, list[LoadedObject]] = {}
+            wanted: dict[tuple[bytes, str | None], list[LoadedObject]] = {}
             for obj in step.new_objects:
                 syms = symbols_of(obj)
                 if isinstance(syms, Symbols):
-                    for name in syms.required_names():
-                        wanted.setdefault(name, []).append(obj)
+                    for key in syms.required():
+                        wanted.setdefault(key, []).append(obj)
             remaining = set(wanted)
             if python_unknown:
-                remaining = {n for n in remaining if not n.startswith(_PYTHON_API)}
+                remaining = {k for k in remaining if not k[0].startswith(_PYTHON_API)}
             assumed = {d.name for o in scope for d in o.module.dependencies if d.resolution and d.resolution.assumed}
             if assumed:
                 # libraries of a machine not examined here may define anything: only a reference versioned
                 # against a library that was examined can still be judged
-                remaining = {n for n in remaining if all(_versioned_from_known(o, n, assumed) for o in wanted[n])}
+                remaining = {k for k in remaining if all(_versioned_from_known(o, k[0], assumed) for o in wanted[k])}
+            pending: dict[int, list[Wanted]] = {}
+            for name, version in remaining:
+                h = hashes.get(name)
+                if h is None:
+                    h = hashes[name] = gnu_hash(name)
+                pending.setdefault(h | 1, []).append((name, version, h))
             for obj in scope:
-                if not remaining:
+                if not pending:
                     break
                 syms = symbols_of(obj)
                 if isinstance(syms, Symbols):
-                    remaining -= syms.present_names()
+                    for entry in syms.defined_among(pending):
+                        entries = pending[entry[2] | 1]
+                        entries.remove(entry)
+                        if not entries:
+                            del pending[entry[2] | 1]
+            remaining = {(n, v) for entries in pending.values() for n, v, _h in entries}
             scope_paths = tuple(o.path for o in scope)
-            for name in sorted(remaining):
-                for obj in wanted[name]:
+            for name, version in sorted(remaining, key=lambda k: (k[0], k[1] or "")):
+                for obj in wanted[(name, version)]:
                     syms = symbols_of(obj)
-                    ref = SymbolRef(*next(r for r in syms.refs if r[0] == name))  # type: ignore[union-attr]
+                    ref = SymbolRef(*syms.ref_of(name, version, any_version=False))  # type: ignore[union-attr,misc]
                     misses.append(
                         SymbolMiss(ref.text, ref.version, ref.version_file, obj.path, step.label, scope_paths)
                     )
@@ -1096,17 +1123,13 @@ def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> 
     syms = symbols_of(obj)
     if not isinstance(syms, Symbols):
         return False
-    for ref in syms.refs:
-        if ref[0] == name:
-            return ref[2] is not None and ref[2] not in assumed
-    return False
+    ref = syms.ref_of(name)
+    return ref is not None and ref[2] is not None and ref[2] not in assumed
 
 
-def torch_symbol_misses(ctx: Any) -> list[SymbolMiss]:
+def torch_symbol_misses(ctx: LoaderContext) -> list[SymbolMiss]:
     """Symbol misses of the simulated ``import torch``, computed once per context."""
     load = torch_load(ctx)
     if load is None:
         return []
-    if hasattr(ctx, "memo"):
-        return ctx.memo("linux_symbol_misses", lambda: check_symbols(load))
-    return check_symbols(load)
+    return ctx.memo("linux_symbol_misses", lambda: check_symbols(load))

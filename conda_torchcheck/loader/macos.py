@@ -32,11 +32,14 @@ from pathlib import Path
 
 from conda_torchcheck.binaries.macho import DylibRef, MachOFile, MachOSlice, Unreadable, read_macho, version_text
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
+from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
 from conda_torchcheck.records import MutableRecord, Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from conda_torchcheck.loader.contract import LoaderContext
 
 # dyld's own words, used as search steps; whole sentences for people go through the message catalog
 STEP_LOADED = "already-loaded"
@@ -49,6 +52,8 @@ STEP_FALLBACK = "DYLD_FALLBACK_LIBRARY_PATH"
 STEP_DEFAULT_FALLBACK = "default-fallback"
 STEP_CACHE = "dyld-shared-cache"
 STEP_DLOPEN = "dlopen"
+STEP_FILE_PATH = "path"  # a file dlopened by its path (torch's own ctypes loads)
+STEP_UNEXAMINED = "unexamined"
 NOT_EXAMINED = "not examined: a folder of the machine the env runs on"
 GROUP_PROCESS = "python (main executable and its dylibs)"
 GROUP_GLOBAL_DEPS = "torch ctypes.CDLL(libtorch_global_deps.dylib, RTLD_GLOBAL)"
@@ -437,7 +442,7 @@ class Dyld:
             how = SearchPlace(cand.step, path if path != disk else str(Path(disk).parent), cand.note)
             return new, Resolution(new.path, how), tried
         if unexamined and not tried:
-            tried.append(SearchPlace("unexamined", None, NOT_EXAMINED))
+            tried.append(SearchPlace(STEP_UNEXAMINED, None, NOT_EXAMINED))
         return None, None, tried
 
     def _cache_resolution(self, path: str, cand: Candidate) -> Resolution:
@@ -671,7 +676,7 @@ def _new_graph(search: MacSearch) -> LoadGraph:
     return graph
 
 
-def simulate_torch_import(ctx: Any) -> MacLoad | None:
+def simulate_torch_import(ctx: LoaderContext) -> MacLoad | None:
     """Model ``import torch`` in ``ctx.env`` on ``ctx.host``; None when the env has no torch package."""
     from conda_torchcheck.messages import msg
 
@@ -683,14 +688,7 @@ def simulate_torch_import(ctx: Any) -> MacLoad | None:
     graph = _new_graph(search)
     dyld = Dyld(search, graph, env.prefix)
     plan = torch_load_plan(torch.package_dir, env.python.tag)
-    executable = env.python.executable
-    dyld.start_process(executable)
-    if dyld.main is None:
-        placeholder = Module(env.prefix / "bin" / "python", unreadable=msg("TC45.note.no_python").render())
-        graph.modules[str(placeholder.path)] = placeholder
-        graph.roots.append(placeholder.path)
-    else:
-        graph.roots.append(dyld.main.path)
+    start_python(dyld, graph, env, msg("TC45.note.no_python").render())
     load = MacLoad(graph, dyld, plan, search, None)
     if plan.global_deps is not None:
         step = dyld.dlopen(plan.global_deps, GROUP_GLOBAL_DEPS, mode=0xA)  # RTLD_GLOBAL | RTLD_NOW
@@ -704,31 +702,24 @@ def simulate_torch_import(ctx: Any) -> MacLoad | None:
         elif plan.global_deps is not None:
             name = f"_C.cpython-{env.python.tag or '3XY'}-darwin.so"
             step = LoadStep(GROUP_C, error="ModuleNotFoundError: No module named 'torch._C'")
-            dep = Dependency(name, "dlopen", None, (SearchPlace("path", str(plan.package_dir)),))
-            if dyld.main is not None:
-                dyld._edge(dyld.main.module, dep)
-            step.misses.append((dyld.main, dep))
-            dyld.steps.append(step)
+            record_missing_extension(dyld, step, name, SearchPlace(STEP_FILE_PATH, str(plan.package_dir)))
             load.first_error = load.first_error or step.error
     return load
 
 
-def torch_load(ctx: Any) -> MacLoad | None:
+def torch_load(ctx: LoaderContext) -> MacLoad | None:
     """The simulated import, computed once per check context."""
-    if hasattr(ctx, "memo"):
-        return ctx.memo("macos_load", lambda: simulate_torch_import(ctx))
-    return simulate_torch_import(ctx)
+    return ctx.memo("macos_load", lambda: simulate_torch_import(ctx))
 
 
-def build_torch_graph(ctx: Any) -> LoadGraph | None:
+def build_torch_graph(ctx: LoaderContext) -> LoadGraph | None:
     load = torch_load(ctx)
     return None if load is None else load.graph
 
 
-def load_file(ctx: Any, path: Path) -> MacLoad:
+def load_file(ctx: LoaderContext, path: Path) -> MacLoad:
     """One Mach-O file: an executable starts a process; a dylib or bundle is dlopened by the env's python."""
-    env = getattr(ctx, "env", None)
-    host = getattr(ctx, "host", None)
+    env, host = ctx.env, ctx.host
     info = read_macho(path)
     arch = None
     if isinstance(info, MachOFile):
@@ -753,7 +744,7 @@ def load_file(ctx: Any, path: Path) -> MacLoad:
     return MacLoad(graph, dyld, None, search, step.error)
 
 
-def build_graph_for_file(ctx: Any, path: Path) -> LoadGraph:
+def build_graph_for_file(ctx: LoaderContext, path: Path) -> LoadGraph:
     return load_file(ctx, path).graph
 
 
@@ -861,10 +852,8 @@ def check_symbols(load: MacLoad, limit: int = 200) -> list[SymbolMiss]:
     return misses
 
 
-def torch_symbol_misses(ctx: Any) -> list[SymbolMiss]:
+def torch_symbol_misses(ctx: LoaderContext) -> list[SymbolMiss]:
     load = torch_load(ctx)
     if load is None:
         return []
-    if hasattr(ctx, "memo"):
-        return ctx.memo("macos_symbol_misses", lambda: check_symbols(load))
-    return check_symbols(load)
+    return ctx.memo("macos_symbol_misses", lambda: check_symbols(load))

@@ -39,6 +39,10 @@ from conda_torchcheck.knowledge import load, parse_version
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
 from conda_torchcheck.messages import translate
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from conda_torchcheck.loader.contract import LoaderContext
+
 # search steps (SearchPlace.step)
 STEP_FULL_PATH = "full-path"
 STEP_LOADED = "already-loaded"
@@ -391,7 +395,7 @@ def _split_path(value: str) -> list[str]:
     return out
 
 
-def process_model(ctx, torch_info=None) -> ProcessModel:
+def process_model(ctx: LoaderContext, torch_info=None) -> ProcessModel:
     env, host = ctx.env, ctx.host
     exe, app_dir, app_shown = _interpreter(env)
     tag = env.python.tag
@@ -909,7 +913,7 @@ class _Simulation:
     def _check_forwarders(
         self, provider: Path, exports: Exports, symbols: tuple[ImportedSymbol, ...], attempt: _Attempt, chain
     ) -> None:
-        if not exports.forwarders:
+        if not exports.has_forwarders:
             return
         targets: dict[str, list[str]] = {}
         for symbol in symbols:
@@ -1128,7 +1132,7 @@ def preload_list(lib_dir: Path | None) -> list[Path]:
     return sorted((e for e in entries if e.is_file()), key=lambda e: e.name.upper())
 
 
-def build_torch_graph(ctx) -> WindowsLoadGraph | None:
+def build_torch_graph(ctx: LoaderContext) -> WindowsLoadGraph | None:
     """The whole of ``import torch`` on Windows for this env; None when torch is not installed here."""
     torch_info = ctx.torch
     if not torch_info.installed or torch_info.package_dir is None:
@@ -1227,7 +1231,7 @@ def closure(graph: LoadGraph, root: Path) -> list[Module]:
     return list(seen.values())
 
 
-def build_graph_for_file(ctx, path: Path) -> WindowsLoadGraph:
+def build_graph_for_file(ctx: LoaderContext, path: Path) -> WindowsLoadGraph:
     """``path`` loaded with LoadLibraryExW(0x1100) in this env's Python after ``import torch`` added its folders."""
     path = Path(path)
     torch_info = ctx.torch
@@ -1311,7 +1315,7 @@ def live_windows_version() -> tuple[int, int, int] | None:
     return (info.major, info.minor, info.build)
 
 
-def windows_version(ctx, graph: WindowsLoadGraph) -> tuple[tuple[int, ...], str] | None:
+def windows_version(ctx: LoaderContext, graph: WindowsLoadGraph) -> tuple[tuple[int, ...], str] | None:
     """(version, where it was read) of the Windows the env runs on: the running one when live, else
     System32\\kernel32.dll's FileVersion (its first three fields are the OS version: 6.1.7601 is Windows 7 SP1)."""
     if ctx.host.live:

@@ -5,9 +5,10 @@ Not part of the normal test run (pytest collects only test_*.py). Run it by hand
     python -m tests.binaries.fuzz_pe                 # 12,000 cases, seeds from tests/fixtures/pe
     python -m tests.binaries.fuzz_pe --cases 50000 --seed 7 --real   # also small files from the real wheels
 
-Each case writes one mutated file and calls ``read_pe(symbols=True)`` and ``read_exports``. A case fails when either
-raises, returns something other than a PEInfo/Exports/Unreadable value, or takes longer than ``--limit`` seconds
-(default 1 s; a hard alarm stops a real hang after 10 s). Failing inputs are kept in ``--keep`` for reproduction.
+Each case writes one mutated file and calls ``read_pe(symbols=True)`` and ``read_exports`` with its lookups. A
+case fails when either raises, returns something other than a PEInfo/Exports/Unreadable value, or takes longer
+than ``--limit`` seconds (default 1 s; a hard alarm stops a real hang after 10 s). Failing inputs are kept in
+``--keep`` for reproduction.
 Exit status: 0 when every case passed.
 """
 
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conda_torchcheck.binaries.pe import Exports, PEInfo, Unreadable, read_exports, read_pe
+from conda_torchcheck.binaries.pe import Exports, ImportedSymbol, PEInfo, Unreadable, read_exports, read_pe
 
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "pe"
 
@@ -133,6 +134,11 @@ def run(cases: int, seed: int, limit: float, real: bool, keep: Path | None) -> i
             try:
                 info = read_pe(path, symbols=True)
                 exports = read_exports(path)
+                if isinstance(exports, Exports):  # the lookups read the table lazily: run them on this file
+                    for symbol in (ImportedSymbol("b_func"), ImportedSymbol("zz", hint=3), ImportedSymbol(None, 7)):
+                        exports.has(symbol)
+                        exports.forwarder(symbol)
+                    _ = exports.names, exports.forwarders, exports.ordinals, exports.has_forwarders
                 if not isinstance(info, (PEInfo, Unreadable)) or not isinstance(exports, (Exports, Unreadable)):
                     problem = f"unexpected result types {type(info).__name__}, {type(exports).__name__}"
                 unreadable += isinstance(info, Unreadable)

@@ -8,8 +8,8 @@ pytest runs a small deterministic slice (400 cases). The full job is run by hand
 
 A case mutates a seed (random bytes in the ELF/program headers, the dynamic section, the version tables or the
 symbol table; 4- and 8-byte fields set to 0, all ones, the file size or random values; truncation) and runs
-``parse_bytes``, then ``symbols_from_bytes`` and ``present_names`` on what parsed. It fails when anything
-raises, returns something other than ElfFile/Symbols/Unreadable, or takes longer than ``--limit`` seconds
+``parse_bytes``, then ``symbols_from_bytes``, ``present_names`` and ``defined_among`` on what parsed. It fails
+when anything raises, returns something other than ElfFile/Symbols/Unreadable, or takes longer than ``--limit`` seconds
 (default 1 s; an alarm stops a real hang after 10 s). Failing inputs are kept in ``--keep``. Exit status 0
 when every case passed.
 """
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conda_torchcheck.binaries.elf import ElfFile, Symbols, Unreadable, parse_bytes, symbols_from_bytes
+from conda_torchcheck.binaries.elf import ElfFile, Symbols, Unreadable, gnu_hash, parse_bytes, symbols_from_bytes
 
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "prebuilt"
 
@@ -101,6 +101,8 @@ def run_case(data: bytes) -> None:
     if isinstance(syms, Symbols):
         syms.present_names()
         syms.required_names()
+        asked = {(gnu_hash(r[0]) | 1): [(r[0], r[1], gnu_hash(r[0]))] for r in syms.refs[:50]}
+        syms.defined_among(asked)
         _ = syms.undefined
     else:
         assert isinstance(syms, Unreadable), type(syms)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -99,14 +100,14 @@ def test_unsupported_or_missing_loader(monkeypatch):
     with pytest.raises(TargetError, match="freebsd"):
         main_tree._loader_for("freebsd")  # macOS has its model since issue 15
     assert main_tree._loader_for("darwin").__name__ == "conda_torchcheck.loader.macos"
-    real = main_tree.importlib.import_module
+    real = importlib.import_module
 
     def fake(name):
         if name == "conda_torchcheck.loader.linux":
             raise ModuleNotFoundError(name=name)
         return real(name)
 
-    monkeypatch.setattr(main_tree.importlib, "import_module", fake)
+    monkeypatch.setattr(importlib, "import_module", fake)
     with pytest.raises(TargetError, match="linux loader model is not available"):
         main_tree._loader_for("linux")
 

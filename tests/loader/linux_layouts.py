@@ -10,9 +10,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 from conda_torchcheck.inventory.model import HostFacts
+from conda_torchcheck.loader.contract import FileContext
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "prebuilt"
 TORCH_PATTERNS = ("torch/lib/*", "torch/_C*.so", "torch/__init__.py", "torch/version.py", "torch-*.dist-info/*")
@@ -27,9 +27,9 @@ def host(*, llp: str | None = None, live: bool = True, preload: str | None = Non
     return HostFacts(live=live, environ=environ, cwd=cwd)
 
 
-def file_ctx(**kwargs) -> SimpleNamespace:
+def file_ctx(**kwargs) -> FileContext:
     """A context for ``build_graph_for_file`` without an env (what the ``tree`` verb has for a bare file)."""
-    return SimpleNamespace(env=None, host=host(**kwargs))
+    return FileContext(host(**kwargs))
 
 
 def resolutions(graph) -> dict[str, str | None]:
