@@ -43,7 +43,12 @@ def quote(text: str) -> str:
 
 
 def python_path(env: Environment) -> str:
-    """The env's own interpreter: ``<prefix>/bin/python``, ``<prefix>\\python.exe`` or ``<prefix>\\Scripts\\...``."""
+    """The env's own interpreter: ``<prefix>/bin/python``, ``<prefix>\\python.exe`` or ``<prefix>\\Scripts\\...``;
+    for a Microsoft Store Python its app-execution alias (the install folder under WindowsApps cannot be run by
+    path: Windows answers "Access is denied"), which cmd.exe expands."""
+    if env.layout == "store" and env.python.major_minor:
+        mm = env.python.major_minor
+        return f"%LOCALAPPDATA%\\Microsoft\\WindowsApps\\python{mm[0]}.{mm[1]}.exe"
     if env.is_windows:
         if env.python.executable is not None:
             return native_path(env, env.python.executable)
@@ -114,14 +119,19 @@ def conda_env_var(env: Environment, assignment: str) -> str:
     return f"conda env config vars set {conda_target(env)} {assignment}"
 
 
-def uses_uv(dist: Distribution | None) -> bool:
+def uses_uv(dist: Distribution | None, env: Environment | None = None) -> bool:
+    """uv installs here: the dist was installed by uv, or the env is a uv venv (which has no pip of its own:
+    ``uv venv`` seeds none)."""
+    if env is not None and env.layout == "venv" and env.manager == "uv":
+        return True
     return dist is not None and (dist.installer or "").strip().lower() == "uv"
 
 
 def pip(env: Environment, args: str, *, dist: Distribution | None = None) -> str:
-    """``"<python>" -m pip <args>`` (or ``uv pip <args> --python "<python>"`` for a uv-installed dist)."""
+    """``"<python>" -m pip <args>`` (or ``uv pip <args> --python "<python>"`` for a uv venv or a uv-installed
+    dist). An embedded Python's fix is its own python.exe's pip: a bare ``pip`` there is another Python's."""
     py = quote(python_path(env))
-    if uses_uv(dist):
+    if uses_uv(dist, env):
         # uv never prompts before uninstalling and has no -y
         args = args.replace("uninstall -y ", "uninstall ")
         return f"uv pip {args} --python {py}"

@@ -15,6 +15,8 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory.layouts import externally_managed
+from conda_torchcheck.inventory.model import SiteDir
 from conda_torchcheck.knowledge import parse_version, torch_releases
 from conda_torchcheck.knowledge.cuda import family_minimum, toolkit_driver
 from conda_torchcheck.knowledge.version import cuda_tag_version, release_key
@@ -108,6 +110,15 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         return
     fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver, cuda_pin))
     variant = "python_unsupported" if not supported else "missing"
+    unread = _torch_this_python_ignores(env) if supported else None
+    if unread is not None:
+        site, why = unread
+        variant = "site_off" if site.kind == "env" else "other_python"
+        evidence = {**evidence, "torch_found_in": site.path, "not_on_sys_path": why}
+        if variant == "site_off" and env.path_file is not None:
+            fixes = [Fix("file", msg("TC100.fix_import_site", pth=cmd.native_path(env, env.path_file.path)))]
+    if env.manager == "uv" and env.layout == "system" and externally_managed(env.prefix, env.os, python):
+        fixes = [_uv_python_venv(env, fix) for fix in fixes]
     # a Python the newest torch does not support cannot get torch at all: a problem, not only a fact
     yield finding(
         "TC100",
@@ -117,10 +128,39 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         fixes=fixes,
         prefix=str(env.prefix),
         python=py_text or "?",
+        python_exe=cmd.python_path(env),
+        found=cmd.native_path(env, unread[0].path) if unread else "",
+        reason=unread[1] if unread else "",
         minor=minor,
         low=row["python"][0],
         high=row["python"][1],
     )
+
+
+def _torch_this_python_ignores(env) -> tuple[SiteDir, str] | None:
+    """A folder holding torch that this Python does not read, and why: an embedded Python's ._pth leaves out the
+    user site and PYTHONPATH (a ``pip install`` run with another Python's pip put torch there) and, without
+    ``import site``, its own Lib\\site-packages; a venv without system site packages leaves out the user site."""
+    from conda_torchcheck.checks.shadowing import torch_package_in
+
+    for site in env.site_dirs:
+        if site.active or not site.note or site.kind not in ("env", "user", "pythonpath"):
+            continue
+        if torch_package_in(env, site.path) is not None:
+            return site, site.note
+    return None
+
+
+def _uv_python_venv(env, fix: Fix) -> Fix:
+    """A uv-managed Python is marked EXTERNALLY-MANAGED (pip and uv refuse to install into it): the same
+    install, into a venv made from it."""
+    venv = ".venv"
+    py = cmd.quote(cmd.python_path(env))
+    commands = [f"uv venv --python {py} {venv}"]
+    for command in fix.commands:
+        args = command.split(" -m pip ", 1)[1] if " -m pip " in command else None
+        commands.append(f"uv pip {args} --python {venv}" if args else command)
+    return Fix(fix.kind, msg("TC100.fix_uv_python_venv", then=fix.summary), commands=tuple(commands))
 
 
 def _older_cuda_build(

@@ -91,15 +91,19 @@ def fleet_targets(args: argparse.Namespace):
     from pathlib import Path
 
     from conda_torchcheck.errors import UsageError
-    from conda_torchcheck.inventory.locate import known_envs
+    from conda_torchcheck.inventory.locate import embedded_python_in, known_envs, python_installs
     from conda_torchcheck.messages import translate
 
     if getattr(args, "name", None):
         raise UsageError(translate("fleet.all_envs_and_target"))
     known = getattr(args, "known_envs", None)
     targets = list(known) if known is not None else known_envs()
+    # uv's and pyenv's Pythons are envs a user has too, though conda does not know them
+    listed = {t[0].absolute() for t in targets}
+    targets += [t for t in python_installs() if t[0].absolute() not in listed]
     if getattr(args, "prefix", None):
         given = Path(args.prefix).expanduser().absolute()
+        given = embedded_python_in(given) or given
         targets = [(given, "-p")] + [t for t in targets if t[0].absolute() != given]
     return targets
 
@@ -113,7 +117,14 @@ def fleet_places(args: argparse.Namespace) -> list[str]:
     from conda_torchcheck.inventory.locate import envs_dirs
 
     home = Path.home()
-    return [str(d) for d in envs_dirs()] + [str(home / ".conda" / "environments.txt")]
+    return [str(d) for d in envs_dirs()] + [str(home / ".conda" / "environments.txt")] + _python_install_places()
+
+
+def _python_install_places() -> list[str]:
+    from pathlib import Path
+
+    home = Path.home()
+    return [str(home / ".local" / "share" / "uv" / "python"), str(home / ".pyenv" / "versions")]
 
 
 def execute_fleet(args: argparse.Namespace, fmt: str) -> int:

@@ -1,0 +1,246 @@
+"""The Pythons people really have, one scenario each: an embedded Python (ComfyUI portable), a uv venv, a
+uv-managed Python, a Microsoft Store Python and a pyenv version. Each healthy twin is clean; each broken one is
+named, with a fix that uses that layout's own python or tool. Layouts as their installers leave them
+(tests/envbuilder.py and the sources in conda_torchcheck/inventory/layouts.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conda_torchcheck.inventory import load_environment
+from conda_torchcheck.report import check_environment
+from tests.checks.tc_helpers import all_commands, healthy, run_check, variant_of
+from tests.envbuilder import EnvBuilder, pe_stub
+
+
+def _system_root(tmp_path: Path) -> Path:
+    """A Windows folder whose System32 has the VC++ runtime torch's DLLs import (the machine the env runs on)."""
+    root = tmp_path / "Windows"
+    (root / "System32").mkdir(parents=True, exist_ok=True)
+    for name in ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        (root / "System32" / name).write_bytes(pe_stub())
+    return root
+
+
+def _problems(prefix: Path, **kwargs) -> list[str]:
+    env, host = load_environment(prefix, use_live_host=False, **kwargs)
+    report = check_environment(env, host)
+    return [f.id for f in report.findings if f.severity.value in ("error", "warning")]
+
+
+# --- embedded Python: ComfyUI_windows_portable\python_embeded ----------------------------------------------
+
+
+def _comfyui(tmp_path: Path) -> EnvBuilder:
+    return EnvBuilder(
+        tmp_path / "ComfyUI_windows_portable" / "python_embeded", os="windows", layout="embedded", python="3.12.7"
+    )
+
+
+def test_embedded_python_is_named_and_its_path_file_defines_the_import_path(tmp_path):
+    b = _comfyui(tmp_path)
+    env, _ = load_environment(b.prefix, use_live_host=False, host_overrides={"PYTHONPATH": str(tmp_path)})
+    assert env.layout == "embedded" and env.isolated and env.layout_text == "embedded, python312._pth"
+    active = [(s.path, s.kind) for s in env.site_dirs if s.active]
+    # the ._pth's order: ../ComfyUI, the stdlib zip (a file: not a folder to read), ".", then site's Lib\site-packages
+    assert active == [
+        (tmp_path / "ComfyUI_windows_portable" / "ComfyUI", "pth"),
+        (b.prefix, "pth"),
+        (b.site_packages, "env"),
+    ]
+    ignored = {s.kind: s.note for s in env.site_dirs if not s.active}
+    assert set(ignored) == {"pythonpath"} and "isolated mode" in ignored["pythonpath"]
+
+
+def test_embedded_healthy_twin_is_clean(tmp_path):
+    b = healthy(_comfyui(tmp_path))
+    assert _problems(b.prefix, system_root=_system_root(tmp_path)) == []
+
+
+def test_embedded_torch_from_another_pythons_pip_is_told_as_such(tmp_path):
+    b = _comfyui(tmp_path)
+    appdata = tmp_path / "AppData" / "Roaming"
+    user_site = appdata / "Python" / "Python312" / "site-packages"
+    b.pip_torch("2.5.1", site=user_site)  # `pip install torch` with the Python on PATH, which fell back to --user
+    [f] = run_check(b, "torch_missing", env={"APPDATA": str(appdata)})
+    assert variant_of(f) == "other_python"
+    assert "installed with another Python's pip" in f.title.render("en")
+    assert f.evidence["torch_found_in"] == user_site
+    for command in all_commands(f):
+        assert command.startswith(f'"{b.prefix / "python.exe"}" -m pip install torch')
+
+
+def test_embedded_python_cannot_be_shadowed_by_pythonpath_user_site_or_working_directory(tmp_path):
+    b = healthy(_comfyui(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    EnvBuilder(elsewhere, os="windows", layout="venv").pip_torch("2.3.0")
+    appdata = tmp_path / "AppData" / "Roaming"
+    b.pip_torch("2.3.0", site=appdata / "Python" / "Python312" / "site-packages")
+    cwd = tmp_path / "work"
+    (cwd / "torch").mkdir(parents=True)
+    (cwd / "torch" / "__init__.py").write_text("")
+    (cwd / "typing.py").write_text("")
+    host = {"PYTHONPATH": str(elsewhere / "Lib" / "site-packages"), "APPDATA": str(appdata)}
+    assert run_check(b, "shadowing", env=host, cwd=cwd) == []
+
+
+def test_embedded_without_import_site_never_reads_its_site_packages(tmp_path):
+    b = _comfyui(tmp_path)
+    b.path_file.write_text("python312.zip\n.\n\n# Uncomment to run site.main() automatically\n#import site\n")
+    b.pip_torch("2.5.1")
+    [f] = run_check(b, "torch_missing")
+    assert variant_of(f) == "site_off"
+    [fix] = f.fixes
+    assert "import site" in fix.summary.render("en") and str(b.path_file) in fix.summary.render("en")
+
+
+def test_pointing_at_the_comfyui_folder_finds_its_embedded_python(tmp_path):
+    from conda_torchcheck.inventory.locate import resolve_target
+
+    b = _comfyui(tmp_path)
+    portable = tmp_path / "ComfyUI_windows_portable"
+    assert resolve_target(str(portable), None) == b.prefix
+    assert resolve_target(str(portable / "ComfyUI"), None) == b.prefix
+    assert resolve_target(str(b.prefix), None) == b.prefix
+
+
+# --- uv ------------------------------------------------------------------------------------------------------
+
+
+def _uv_venv(tmp_path: Path) -> EnvBuilder:
+    """``uv venv`` 0.5's pyvenv.cfg (its keys and order) on a uv-managed CPython 3.11."""
+    b = EnvBuilder(tmp_path / ".venv", layout="venv")
+    home = tmp_path / "home" / ".local" / "share" / "uv" / "python" / "cpython-3.11.9-linux-x86_64-gnu" / "bin"
+    (b.prefix / "pyvenv.cfg").write_text(
+        f"home = {home}\nimplementation = CPython\nuv = 0.5.11\nversion_info = 3.11.9\n"
+        "include-system-site-packages = false\nprompt = project\n"
+    )
+    return b
+
+
+def test_uv_venv_healthy_twin_is_clean(tmp_path):
+    b = healthy(_uv_venv(tmp_path))
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert env.layout == "venv" and env.manager == "uv" and env.layout_text == "venv, uv"
+    assert _problems(b.prefix) == []
+
+
+def test_uv_venv_fixes_say_uv_pip_with_its_python(tmp_path):
+    b = _uv_venv(tmp_path)
+    [f] = run_check(b, "torch_missing")
+    assert all_commands(f)
+    for command in all_commands(f):
+        assert command.startswith("uv pip install torch") and command.endswith(f'--python "{b.prefix}/bin/python"')
+
+
+def _uv_python(home: Path) -> EnvBuilder:
+    """A uv-managed python-build-standalone CPython as ``uv python install 3.12`` unpacks it."""
+    b = EnvBuilder(
+        home / ".local" / "share" / "uv" / "python" / "cpython-3.12.8-linux-x86_64-gnu",
+        layout="system",
+        python="3.12.8",
+    )
+    b.write(
+        "lib/python3.12/EXTERNALLY-MANAGED", "[externally-managed]\nError=This Python installation is managed by uv\n"
+    )
+    return b
+
+
+def test_uv_managed_python_is_named_and_gets_a_venv_made_from_it(tmp_path):
+    b = _uv_python(tmp_path / "home")
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert env.layout == "system" and env.manager == "uv"
+    [f] = run_check(b, "torch_missing")
+    python = f'"{b.prefix}/bin/python"'
+    commands = all_commands(f)
+    assert commands[0] == f"uv venv --python {python} .venv"
+    assert commands[1].startswith("uv pip install torch") and commands[1].endswith("--python .venv")
+    assert "EXTERNALLY-MANAGED" in f.fixes[0].summary.render("en")
+
+
+def test_uv_managed_python_healthy_twin_is_clean(tmp_path):
+    assert _problems(healthy(_uv_python(tmp_path / "home")).prefix) == []
+
+
+def test_all_envs_finds_uv_and_pyenv_pythons(tmp_path):
+    from conda_torchcheck.inventory.locate import python_installs
+
+    home = tmp_path / "home"
+    uv = _uv_python(home)
+    pyenv = _pyenv(home)
+    # uv's minor-version link is the same installation
+    (uv.prefix.parent / "cpython-3.12-linux-x86_64-gnu").symlink_to(uv.prefix.name)
+    found = python_installs({}, home)
+    assert [p for p, _ in found] == [uv.prefix, pyenv.prefix]
+
+
+# --- pyenv ---------------------------------------------------------------------------------------------------
+
+
+def _pyenv(home: Path) -> EnvBuilder:
+    root = home / ".pyenv"
+    (root / "libexec").mkdir(parents=True, exist_ok=True)
+    (root / "libexec" / "pyenv").write_text("#!/usr/bin/env bash\n")
+    return EnvBuilder(root / "versions" / "3.11.9", layout="system")
+
+
+def test_pyenv_version_is_named_healthy_twin_clean_and_fixes_use_its_python(tmp_path):
+    b = _pyenv(tmp_path / "home")
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert env.manager == "pyenv" and env.layout_text == "system, pyenv"
+    [f] = run_check(b, "torch_missing")
+    assert all(c.startswith(f'"{b.prefix}/bin/python" -m pip install torch') for c in all_commands(f))
+    assert _problems(healthy(b).prefix) == []
+
+
+# --- Microsoft Store Python -----------------------------------------------------------------------------------
+
+STORE_FOLDER = "PythonSoftwareFoundation.Python.3.12_3.12.2032.0_x64__qbz5n2kfra8p0"
+STORE_FAMILY = "PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0"
+
+
+def _store(tmp_path: Path) -> EnvBuilder:
+    b = EnvBuilder(
+        tmp_path / "Program Files" / "WindowsApps" / STORE_FOLDER, os="windows", layout="store", python="3.12.7"
+    )
+    b.write(
+        "AppxManifest.xml",
+        '<?xml version="1.0" encoding="utf-8"?>\n<Package xmlns="http://schemas.microsoft.com/appx/manifest/foundation/windows10">\n'
+        '  <Identity Name="PythonSoftwareFoundation.Python.3.12" Version="3.12.2032.0" '
+        'Publisher="CN=4975D53F-AA7E-49A5-8B49-EA4FDC1BB66B" ProcessorArchitecture="x64" />\n</Package>\n',
+    )
+    return b
+
+
+def test_store_python_user_site_is_its_packages_local_cache(tmp_path):
+    b = _store(tmp_path)
+    local = tmp_path / "AppData" / "Local"
+    env, _ = load_environment(b.prefix, use_live_host=False, host_overrides={"LOCALAPPDATA": str(local)})
+    assert env.layout == "store" and env.store_family == STORE_FAMILY
+    [user] = [s.path for s in env.site_dirs if s.kind == "user"]
+    assert user == local / "Packages" / STORE_FAMILY / "LocalCache" / "local-packages" / "Python312" / "site-packages"
+
+
+def test_store_python_healthy_twin_is_clean_with_torch_in_its_user_site(tmp_path):
+    b = _store(tmp_path)
+    local = tmp_path / "AppData" / "Local"
+    # pip defaults to the user site there: the install folder is read-only
+    healthy_site = local / "Packages" / STORE_FAMILY / "LocalCache" / "local-packages" / "Python312" / "site-packages"
+    b.pip_torch("2.5.1", site=healthy_site)
+    b.dist("torchvision", "0.20.1", requires=["torch==2.5.1"], site=healthy_site)
+    env, host = load_environment(
+        b.prefix, use_live_host=False, host_overrides={"LOCALAPPDATA": str(local)}, system_root=_system_root(tmp_path)
+    )
+    report = check_environment(env, host)
+    assert report.torch.installed
+    assert [f.id for f in report.findings if f.severity.value in ("error", "warning")] == []
+
+
+@pytest.mark.parametrize("layout", ["store"])
+def test_store_python_fixes_use_its_app_execution_alias(tmp_path, layout):
+    b = _store(tmp_path)
+    [f] = run_check(b, "torch_missing")
+    for command in all_commands(f):
+        assert command.startswith('"%LOCALAPPDATA%\\Microsoft\\WindowsApps\\python3.12.exe" -m pip install torch')
