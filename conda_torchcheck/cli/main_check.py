@@ -82,7 +82,54 @@ def execute(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if fmt == "text":
+        note = own_env_note(args, report.env, getattr(args, "lang", None))
+        if note:
+            sys.stdout.write("\n" + note + "\n")
     return 1 if report.has_errors else 0
+
+
+#: how many of the envs seen from here the first-contact note lists
+OWN_ENV_LISTED = 8
+
+
+def own_env_note(args: argparse.Namespace, env, lang: str | None) -> str | None:
+    """When no target was named and none is active, the env checked is the one this tool runs in (a fresh
+    ``pip install`` in a venv of its own): say so, and how to point it at the user's envs, with the envs it can
+    see from here (conda's, uv's and pyenv's)."""
+    import os
+
+    from conda_torchcheck.inventory.locate import known_envs, python_installs
+    from conda_torchcheck.messages import translate
+
+    if getattr(args, "prefix", None) or getattr(args, "name", None) or getattr(args, "known_envs", None) is not None:
+        return None
+    try:
+        if not os.path.samefile(env.prefix, sys.prefix):
+            return None
+    except OSError:
+        return None
+    lines = [translate("cli.own_env.checked", lang, prefix=str(env.prefix)), translate("cli.own_env.how", lang)]
+    lines += ["  " + translate(f"cli.own_env.{how}", lang) for how in ("by_path", "by_name", "all")]
+    seen = [(p, where) for p, where in known_envs() + python_installs() if not _same(p, env.prefix)]
+    if seen:
+        lines.append(translate("cli.own_env.seen", lang))
+        for prefix, where in seen[:OWN_ENV_LISTED]:
+            lines.append(f"  conda-torchcheck -p {prefix}" + (" (base)" if where == "base" else ""))
+        if len(seen) > OWN_ENV_LISTED:
+            lines.append("  " + translate("cli.own_env.more", lang, count=len(seen) - OWN_ENV_LISTED))
+    else:
+        lines.append(translate("cli.own_env.none_seen", lang))
+    return "\n".join(lines)
+
+
+def _same(a, b) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def fleet_targets(args: argparse.Namespace):
