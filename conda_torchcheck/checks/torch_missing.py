@@ -117,6 +117,10 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         evidence = {**evidence, "torch_found_in": site.path, "not_on_sys_path": why}
         if variant == "site_off" and env.path_file is not None:
             fixes = [Fix("file", msg("TC100.fix_import_site", pth=cmd.native_path(env, env.path_file.path)))]
+    long_path = _long_install_path(env)
+    if long_path is not None:
+        fixes.insert(0, _long_paths_fix(*long_path))
+        evidence = {**evidence, "install_folder": long_path[0], "longest_torch_path": long_path[1]}
     if env.manager == "uv" and env.layout == "system" and externally_managed(env.prefix, env.os, python):
         fixes = [_uv_python_venv(env, fix) for fix in fixes]
     # a Python the newest torch does not support cannot get torch at all: a problem, not only a fact
@@ -149,6 +153,46 @@ def _torch_this_python_ignores(env) -> tuple[SiteDir, str] | None:
         if torch_package_in(env, site.path) is not None:
             return site, site.note
     return None
+
+
+#: the longest file path in torch's Windows wheels, relative to site-packages: torch 2.15.0's
+#: torch-2.15.0.dist-info/licenses/third_party/cudnn_frontend/.../LICENSE.Apache-2.0 (126 characters; torch 2.4.0's
+#: longest, a torch/include/ATen/ops header, is 117), read from the wheels tests/realdata.py pins
+TORCH_LONGEST_PATH = 126
+#: Windows' MAX_PATH, 260 characters with the terminating NUL, unless long paths are enabled (Microsoft Learn,
+#: "Maximum Path Length Limitation": the LongPathsEnabled value and the application's manifest, which
+#: python.exe has since 3.6)
+MAX_PATH = 260
+LONG_PATHS_COMMAND = (
+    r"reg add HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled /t REG_DWORD /d 1 /f"
+)
+
+
+def _long_install_path(env) -> tuple[str, int] | None:
+    """(the folder pip installs torch into, the longest path it writes) on Windows when that path does not fit
+    in MAX_PATH: a Microsoft Store Python's user site under its package's LocalCache is long enough by itself
+    that pip fails with "[Errno 2] No such file or directory" and its Long Path hint midway through torch."""
+    if not env.is_windows:
+        return None
+    # a Store Python installs into its user site (the install folder is read-only)
+    kinds = ("user",) if env.layout == "store" else ("env",)
+    for kind in kinds:
+        site = next((s for s in env.site_dirs if s.kind == kind), None)
+        if site is None:
+            continue
+        folder = cmd.native_path(env, site.path)
+        longest = len(folder) + 1 + TORCH_LONGEST_PATH
+        return (folder, longest) if longest >= MAX_PATH else None
+    return None
+
+
+def _long_paths_fix(folder: str, longest: int) -> Fix:
+    return Fix(
+        "system",
+        msg("TC100.fix_long_paths", folder=folder, longest=longest, limit=MAX_PATH - 1),
+        commands=(LONG_PATHS_COMMAND,),
+        needs_admin=True,
+    )
 
 
 def _uv_python_venv(env, fix: Fix) -> Fix:

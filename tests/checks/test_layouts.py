@@ -244,3 +244,21 @@ def test_store_python_fixes_use_its_app_execution_alias(tmp_path, layout):
     [f] = run_check(b, "torch_missing")
     for command in all_commands(f):
         assert command.startswith('"%LOCALAPPDATA%\\Microsoft\\WindowsApps\\python3.12.exe" -m pip install torch')
+
+
+def test_store_python_install_warns_of_the_long_path_limit_first(tmp_path):
+    b = _store(tmp_path)
+    local = "C:\\Users\\alexandra\\AppData\\Local"
+    [f] = run_check(b, "torch_missing", env={"LOCALAPPDATA": local})
+    first = f.fixes[0]
+    assert first.needs_admin and first.commands[0].startswith(
+        "reg add HKLM\\SYSTEM\\CurrentControlSet\\Control\\FileSystem"
+    )
+    assert f.evidence["longest_torch_path"] >= 260 and "local-packages" in f.evidence["install_folder"]
+    assert all_commands(f)[1].startswith('"%LOCALAPPDATA%\\Microsoft\\WindowsApps\\python3.12.exe" -m pip install')
+
+
+def test_a_short_install_folder_gets_no_long_path_advice(tmp_path):
+    b = _comfyui(tmp_path)
+    [f] = run_check(b, "torch_missing")
+    assert all(fix.kind != "system" for fix in f.fixes)
