@@ -145,3 +145,31 @@ def pip_index_url(tag: str) -> str:
 
 def base_version(version: str | None) -> str | None:
     return version.split("+", 1)[0] if version else None
+
+
+#: NVIDIA's own torch builds: NGC containers (``2.6.0a0+ecf3bae40a.nv25.02``) and JetPack wheels for Jetson
+#: (``2.5.0a0+872d972e41.nv24.08``): a pre-release of the upstream version, the commit, ``nvYY.MM`` (the
+#: container release; NVIDIA's PyTorch Release Notes and the Jetson "Installing PyTorch" guide)
+_NVIDIA_BUILD = re.compile(r"^\d+\.\d+\.\d+a0\+[0-9a-f]+\.nv\d{2}\.\d{2}")
+
+#: the source repositories of the family members a user builds against NVIDIA's torch
+_FAMILY_SOURCES = {
+    "torchvision": "https://github.com/pytorch/vision.git",
+    "torchaudio": "https://github.com/pytorch/audio.git",
+}
+
+
+def nvidia_build(version: str | None) -> bool:
+    """torch is NVIDIA's own build (NGC container, JetPack): PyPI has no such version, and pip must not replace
+    it (the container's or JetPack's CUDA stack is what it was built for)."""
+    return bool(version and _NVIDIA_BUILD.match(version))
+
+
+def build_against_torch(env: Environment, name: str, version: str) -> str | None:
+    """Build ``name`` ``version`` (``0.21`` or ``0.21.0``) from source against the torch installed here,
+    without letting pip touch torch: how NVIDIA's Jetson guide and NGC users get a matching torchvision."""
+    source = _FAMILY_SOURCES.get(name)
+    if source is None:
+        return None
+    tag = f"v{version}.0" if version.count(".") == 1 else f"v{version}"
+    return pip(env, f'install --no-build-isolation --no-deps "git+{source}@{tag}"')

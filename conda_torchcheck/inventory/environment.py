@@ -14,7 +14,13 @@ from conda_torchcheck.inventory.conda_meta import read_conda_meta
 from conda_torchcheck.inventory.dists import read_distributions
 from conda_torchcheck.inventory.fs import find_child, find_path
 from conda_torchcheck.inventory.host import RUNNING_OS, make_host_facts
-from conda_torchcheck.inventory.layouts import InstallKind, install_kind, store_user_base, venv_creator
+from conda_torchcheck.inventory.layouts import (
+    InstallKind,
+    debian_dist_packages,
+    install_kind,
+    store_user_base,
+    venv_creator,
+)
 from conda_torchcheck.inventory.locate import readable_folder
 from conda_torchcheck.inventory.model import (
     OS,
@@ -296,6 +302,8 @@ def _site_dirs(
                 candidate = prefix / lib / name / "site-packages"
                 if candidate.is_dir() and not any(_same_path(candidate, s, False) for s in env_sites):
                     env_sites.append(candidate)
+            if layout == "system" and os_ == "linux":
+                env_sites.extend(debian_dist_packages(prefix, mm))
     for path in env_sites:
         sites.append(SiteDir(path, "env", True))
     if layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() == "true":

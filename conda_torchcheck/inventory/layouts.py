@@ -170,3 +170,20 @@ def externally_managed(prefix: Path, os_: str, major_minor: tuple[int, int] | No
         lib = prefix / "lib" / f"python{major_minor[0]}.{major_minor[1]}" if major_minor else None
     marker = lib / "EXTERNALLY-MANAGED" if lib is not None else None
     return marker if marker is not None and marker.is_file() else None
+
+
+def debian_dist_packages(prefix: Path, major_minor: tuple[int, int]) -> list[Path]:
+    """The import path Debian's and Ubuntu's Python (and so most Docker images, NVIDIA's NGC containers among
+    them) read instead of site-packages, in site.py's order: ``<prefix>/local/lib/python3.X/dist-packages``
+    (pip's, as root), ``<prefix>/lib/python3/dist-packages`` (apt's), ``<prefix>/lib/python3.X/dist-packages``.
+    Source: Debian Python Policy 2.5 "Module Path" and Debian's patch to site.getsitepackages. Only the folders
+    that exist, only for a prefix whose standard library has no site-packages of its own (a Debian Python)."""
+    version = f"python{major_minor[0]}.{major_minor[1]}"
+    if (prefix / "lib" / version / "site-packages").is_dir():
+        return []
+    candidates = [
+        prefix / "local" / "lib" / version / "dist-packages",
+        prefix / "lib" / "python3" / "dist-packages",
+        prefix / "lib" / version / "dist-packages",
+    ]
+    return [p for p in candidates if p.is_dir()]

@@ -262,3 +262,50 @@ def test_a_short_install_folder_gets_no_long_path_advice(tmp_path):
     b = _comfyui(tmp_path)
     [f] = run_check(b, "torch_missing")
     assert all(fix.kind != "system" for fix in f.fixes)
+
+
+# --- Docker / NGC and Jetson: Debian's Python, NVIDIA's own torch builds ------------------------------------------
+
+NGC_TORCH = "2.6.0a0+ecf3bae40a.nv25.02"  # nvcr.io/nvidia/pytorch:25.02-py3 (NVIDIA's PyTorch Release Notes)
+JETPACK_TORCH = "2.5.0a0+872d972e41.nv24.08"  # JetPack 6.1's wheel (NVIDIA's "Installing PyTorch for Jetson")
+
+
+def _debian_python(root: Path, *, python: str, arch: str = "x86_64") -> tuple[EnvBuilder, Path]:
+    """/usr of a Debian or Ubuntu image: no site-packages, pip's packages in /usr/local/lib/python3.X/dist-packages
+    (Debian Python Policy 2.5), apt's in /usr/lib/python3/dist-packages."""
+    b = EnvBuilder(root / "usr", layout="system", python=python, arch=arch)
+    b.site_packages.rmdir()
+    mm = ".".join(python.split(".")[:2])
+    (b.prefix / "lib" / "python3" / "dist-packages").mkdir(parents=True)
+    return b, b.prefix / "local" / "lib" / f"python{mm}" / "dist-packages"
+
+
+@pytest.mark.parametrize(
+    ("torch", "vision", "python", "arch"),
+    [(NGC_TORCH, "0.21.0a0", "3.12.3", "x86_64"), (JETPACK_TORCH, "0.20.0a0", "3.10.12", "aarch64")],
+    ids=["ngc", "jetson"],
+)
+def test_nvidia_build_in_dist_packages_is_found_and_its_healthy_twin_clean(tmp_path, torch, vision, python, arch):
+    b, dist_packages = _debian_python(tmp_path, python=python, arch=arch)
+    b.pip_torch(torch, cuda="12.8", site=dist_packages)
+    b.dist("torchvision", vision, requires=["torch"], site=dist_packages)
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert [s.path for s in env.site_dirs if s.kind == "env"] == [dist_packages, b.prefix / "lib/python3/dist-packages"]
+    assert _problems(b.prefix) == []
+
+
+@pytest.mark.parametrize(
+    ("torch", "python", "want"), [(NGC_TORCH, "3.12.3", "v0.21.0"), (JETPACK_TORCH, "3.10.12", "v0.20.0")]
+)
+def test_pypi_torchvision_beside_nvidias_torch_is_built_against_it_not_reinstalled(tmp_path, torch, python, want):
+    b, dist_packages = _debian_python(tmp_path, python=python)
+    b.pip_torch(torch, cuda="12.8", site=dist_packages)
+    b.dist("torchvision", "0.22.0", requires=["torch==2.7.0"], site=dist_packages)  # `pip install torchvision`
+    py = f'"{b.prefix}/bin/python"'
+    [mismatch] = [f for f in run_check(b, "versions") if f.id == "TC104"]
+    assert all_commands(mismatch) == [
+        f'{py} -m pip install --no-build-isolation --no-deps "git+https://github.com/pytorch/vision.git@{want}"'
+    ]
+    [lacks] = run_check(b, "requirements")
+    assert all_commands(lacks) == [f"{py} -m pip uninstall -y torchvision"]
+    assert "NVIDIA's own build" in lacks.fixes[0].summary.render("en")
