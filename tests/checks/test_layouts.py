@@ -309,3 +309,37 @@ def test_pypi_torchvision_beside_nvidias_torch_is_built_against_it_not_reinstall
     [lacks] = run_check(b, "requirements")
     assert all_commands(lacks) == [f"{py} -m pip uninstall -y torchvision"]
     assert "NVIDIA's own build" in lacks.fixes[0].summary.render("en")
+
+
+def test_pyenv_win_version_is_named(tmp_path):
+    b = EnvBuilder(tmp_path / ".pyenv" / "pyenv-win" / "versions" / "3.11.9", os="windows", layout="system")
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert env.layout_text == "system, pyenv-win"
+    [f] = run_check(b, "torch_missing")
+    assert all(c.startswith(f'"{b.prefix / "python.exe"}" -m pip install torch') for c in all_commands(f))
+
+
+# --- conda's base env ------------------------------------------------------------------------------------------
+
+
+def _conda_base(home: Path) -> EnvBuilder:
+    base = EnvBuilder(home / "miniforge3", layout="conda")
+    (base.prefix / "condabin").mkdir()
+    base.conda_record("conda", "25.1.1", "py311h38be061_0")
+    return base
+
+
+def test_conda_base_without_torch_is_clean_and_torch_goes_into_an_env_of_its_own(tmp_path):
+    b = _conda_base(tmp_path / "home")
+    assert _problems(b.prefix) == []
+    [f] = run_check(b, "torch_missing")
+    assert all_commands(f)[0].startswith("conda create -n torch -c conda-forge python=3.11")
+
+
+def test_conda_base_with_torch_is_named_with_a_new_env_as_the_fix(tmp_path):
+    b = healthy(_conda_base(tmp_path / "home"))
+    [f] = [f for f in run_check(b, "base_env") if f.id == "TC106"]
+    assert all_commands(f)[:2] == [
+        "conda create -n torch -c conda-forge python=3.11 pytorch torchvision",
+        "conda activate torch",
+    ]
