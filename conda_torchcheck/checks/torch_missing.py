@@ -117,6 +117,11 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         evidence = {**evidence, "torch_found_in": site.path, "not_on_sys_path": why}
         if variant == "site_off" and env.path_file is not None:
             fixes = [Fix("file", msg("TC100.fix_import_site", pth=cmd.native_path(env, env.path_file.path)))]
+    if env.layout == "embedded" and variant != "site_off" and env.dist("pip") is None:
+        # python.org's embeddable package ships without pip (ComfyUI's build adds it): get-pip.py first
+        py = cmd.quote(cmd.python_path(env))
+        get_pip = ("curl -L -o get-pip.py https://bootstrap.pypa.io/get-pip.py", f"{py} get-pip.py")
+        fixes.insert(0, Fix("pip", msg("TC100.fix_get_pip"), commands=get_pip))
     long_path = _long_install_path(env)
     if long_path is not None:
         fixes.insert(0, _long_paths_fix(*long_path))

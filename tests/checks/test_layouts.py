@@ -64,6 +64,7 @@ def test_embedded_torch_from_another_pythons_pip_is_told_as_such(tmp_path):
     appdata = tmp_path / "AppData" / "Roaming"
     user_site = appdata / "Python" / "Python312" / "site-packages"
     b.pip_torch("2.5.1", site=user_site)  # `pip install torch` with the Python on PATH, which fell back to --user
+    b.dist("pip", "24.3.1")  # ComfyUI's build installs pip with get-pip.py
     [f] = run_check(b, "torch_missing", env={"APPDATA": str(appdata)})
     assert variant_of(f) == "other_python"
     assert "installed with another Python's pip" in f.title.render("en")
@@ -343,3 +344,26 @@ def test_conda_base_with_torch_is_named_with_a_new_env_as_the_fix(tmp_path):
         "conda create -n torch -c conda-forge python=3.11 pytorch torchvision",
         "conda activate torch",
     ]
+
+
+def test_embedded_python_without_pip_gets_pip_first(tmp_path):
+    b = _comfyui(tmp_path)  # python.org's embeddable package as unpacked: no pip
+    [f] = run_check(b, "torch_missing")
+    py = f'"{b.prefix / "python.exe"}"'
+    assert list(f.fixes[0].commands) == [
+        "curl -L -o get-pip.py https://bootstrap.pypa.io/get-pip.py",
+        f"{py} get-pip.py",
+    ]
+    assert all_commands(f)[2].startswith(f"{py} -m pip install torch")
+
+
+def test_all_envs_with_a_comfyui_folder_checks_its_embedded_python(tmp_path, capsys):
+    import json
+
+    from conda_torchcheck.cli.main import main
+
+    b = healthy(_comfyui(tmp_path))
+    main(["check", "--all-envs", "-p", str(tmp_path / "ComfyUI_windows_portable"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["envs"][0]["prefix"] == str(b.prefix) and doc["envs"][0]["found_in"] == ["-p"]
+    assert doc["envs"][0]["report"]["target"]["layout"] == "embedded"
