@@ -130,6 +130,9 @@ def uses_uv(dist: Distribution | None, env: Environment | None = None) -> bool:
 def pip(env: Environment, args: str, *, dist: Distribution | None = None) -> str:
     """``"<python>" -m pip <args>`` (or ``uv pip <args> --python "<python>"`` for a uv venv or a uv-installed
     dist). An embedded Python's fix is its own python.exe's pip: a bare ``pip`` there is another Python's."""
+    if env.manager == "colab":
+        # a notebook cell: %pip installs into the kernel's own Python (IPython's documentation)
+        return f"%pip {args}"
     py = quote(python_path(env))
     if uses_uv(dist, env):
         # uv never prompts before uninstalling and has no -y

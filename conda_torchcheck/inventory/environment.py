@@ -18,6 +18,7 @@ from conda_torchcheck.inventory.layouts import (
     InstallKind,
     debian_dist_packages,
     install_kind,
+    runtime_manager,
     store_user_base,
     venv_creator,
 )
@@ -427,6 +428,8 @@ def load_environment(
     is_base = _is_base(prefix, records)
     sites = _site_dirs(prefix, os_, python, layout, pyvenv, host, base_prefix, kind)
     dists, leftovers, dist_problems = read_distributions(sites)
+    if manager is None and layout == "system":
+        manager = runtime_manager({d.name for d in dists})
     name = None
     if is_base:
         name = "base"

@@ -187,3 +187,12 @@ def debian_dist_packages(prefix: Path, major_minor: tuple[int, int]) -> list[Pat
         prefix / "lib" / version / "dist-packages",
     ]
     return [p for p in candidates if p.is_dir()]
+
+
+#: the distribution only Google Colab's runtime image has (its notebook front end's Python side)
+COLAB_DISTRIBUTION = "google-colab"
+
+
+def runtime_manager(dist_names: set[str]) -> str | None:
+    """``colab`` for Google Colab's runtime (a Debian-layout Python whose dist-packages hold google-colab)."""
+    return "colab" if COLAB_DISTRIBUTION in dist_names else None

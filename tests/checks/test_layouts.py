@@ -367,3 +367,31 @@ def test_all_envs_with_a_comfyui_folder_checks_its_embedded_python(tmp_path, cap
     doc = json.loads(capsys.readouterr().out)
     assert doc["envs"][0]["prefix"] == str(b.prefix) and doc["envs"][0]["found_in"] == ["-p"]
     assert doc["envs"][0]["report"]["target"]["layout"] == "embedded"
+
+
+# --- Google Colab -----------------------------------------------------------------------------------------------
+
+
+def _colab(tmp_path: Path) -> tuple[EnvBuilder, Path]:
+    """Colab's runtime: Ubuntu's Python 3.11, its packages (google-colab, torch +cu124) in dist-packages."""
+    b, dist_packages = _debian_python(tmp_path, python="3.11.13")
+    b.dist("google-colab", "1.0.0", site=dist_packages)
+    b.pip_torch("2.6.0+cu124", cuda="12.4", site=dist_packages)
+    return b, dist_packages
+
+
+def test_colab_healthy_twin_is_clean_and_named(tmp_path):
+    b, dist_packages = _colab(tmp_path)
+    b.dist("torchvision", "0.21.0+cu124", requires=["torch==2.6.0"], site=dist_packages)
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert env.layout_text == "system, colab"
+    assert _problems(b.prefix) == []
+
+
+def test_colab_fixes_are_notebook_cells(tmp_path):
+    b, dist_packages = _colab(tmp_path)
+    b.dist("torchvision", "0.22.0", requires=["torch==2.7.0"], site=dist_packages)  # `!pip install -U torchvision`
+    [mismatch] = [f for f in run_check(b, "versions") if f.id == "TC104"]
+    [command] = all_commands(mismatch)
+    assert command.startswith('%pip install torch==2.6.0 "torchvision==0.21.*"')
+    assert command.endswith("--index-url https://download.pytorch.org/whl/cu124")
