@@ -115,12 +115,28 @@ def own_env_note(args: argparse.Namespace, env, lang: str | None) -> str | None:
     if seen:
         lines.append(translate("cli.own_env.seen", lang))
         for prefix, where in seen[:OWN_ENV_LISTED]:
-            lines.append(f"  conda-torchcheck -p {prefix}" + (" (base)" if where == "base" else ""))
+            lines.append("  conda-torchcheck " + _target_option(prefix, where))
         if len(seen) > OWN_ENV_LISTED:
             lines.append("  " + translate("cli.own_env.more", lang, count=len(seen) - OWN_ENV_LISTED))
     else:
         lines.append(translate("cli.own_env.none_seen", lang))
     return "\n".join(lines)
+
+
+def _target_option(prefix, where: str) -> str:
+    """``-n NAME`` for a conda env that name reaches from here, else ``-p PREFIX`` (``(base)`` for a base)."""
+    from conda_torchcheck.errors import TargetError
+    from conda_torchcheck.inventory.locate import resolve_name
+
+    if where == "base":
+        return f"-p {prefix} (base)"
+    if prefix.parent.name == "envs":
+        try:
+            if _same(resolve_name(prefix.name), prefix):
+                return f"-n {prefix.name}"
+        except TargetError:
+            pass
+    return f"-p {prefix}"
 
 
 def _same(a, b) -> bool:
