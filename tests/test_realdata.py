@@ -26,3 +26,23 @@ def test_a_fresh_home_keeps_the_cache_already_downloaded_under_the_real_home(tmp
     # once HOME has a cache of its own, that one is used
     (fresh / ".cache" / NAME).mkdir(parents=True)
     assert cache_folder({"HOME": str(fresh)}, str(real)) == fresh / ".cache" / NAME
+
+
+def test_a_second_extraction_of_a_wheel_links_the_members_the_first_has(tmp_path, monkeypatch):
+    import zipfile
+
+    from tests import realdata
+
+    whl = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        zf.writestr("demo/lib/big.dll", b"x" * 4096)
+        zf.writestr("demo/__init__.py", b"")
+        zf.writestr("demo-1.0.dist-info/METADATA", b"Name: demo\n")
+    monkeypatch.setattr(realdata, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(realdata, "wheel", lambda key: (realdata.CACHE.mkdir(exist_ok=True), whl)[1])
+    first = realdata.extract("demo", ("demo/lib/*.dll",))
+    second = realdata.extract("demo", ("demo/lib/*.dll", "demo-*.dist-info/*"))
+    assert first != second
+    a, b = first / "demo/lib/big.dll", second / "demo/lib/big.dll"
+    assert b.read_bytes() == b"x" * 4096 and a.stat().st_ino == b.stat().st_ino
+    assert (second / "demo-1.0.dist-info/METADATA").is_file() and not (first / "demo-1.0.dist-info").exists()
