@@ -384,7 +384,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         INFO,
         "torch_missing",
         "torch is not installed in this environment",
-        variants=("missing", "python_32bit", "python_unsupported"),
+        variants=("missing", "other_python", "python_32bit", "python_unsupported", "site_off"),
     ),
     FindingSpec(
         "TC101", WARNING, "channels", "torch-family packages from different channels", variants=("family", "nvidia")

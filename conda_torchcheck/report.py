@@ -66,6 +66,8 @@ class Report:
                 "platform": env.platform,
                 "platform_guess": env.platform_guess,
                 "layout": env.layout,
+                "manager": env.manager,
+                "path_file": str(env.path_file.path) if env.path_file is not None else None,
                 "is_base": env.is_base,
                 "is_active": env.is_active,
                 "base_prefix": str(env.base_prefix) if env.base_prefix else None,

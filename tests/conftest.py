@@ -32,6 +32,10 @@ def _isolate_environment(monkeypatch, tmp_path):
         "LC_MESSAGES",
         "CONDA_TORCHCHECK_LANG",
         "KMP_DUPLICATE_LIB_OK",
+        # where uv's and pyenv's Pythons are found (--all-envs): the developer's own are not the test's
+        "PYENV_ROOT",
+        "UV_PYTHON_INSTALL_DIR",
+        "XDG_DATA_HOME",
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")

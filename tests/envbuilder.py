@@ -56,6 +56,7 @@ class EnvBuilder:
         python: str = "3.11.9",
         arch: str = "x86_64",
         python_channel: str = "conda-forge",
+        pyvenv_extra: str = "",
     ) -> None:
         self.prefix = prefix
         self.os = os
@@ -78,9 +79,12 @@ class EnvBuilder:
             exe = prefix / ("Scripts/python.exe" if layout == "venv" else "python.exe")
             exe.parent.mkdir(parents=True, exist_ok=True)
             exe.write_bytes(pe_stub(arch))
-            if layout != "venv":
+            if layout == "embedded":
+                self._embeddable(mm.replace(".", ""), arch)
+            elif layout != "venv":
                 (prefix / f"python{mm.replace('.', '')}.dll").write_bytes(pe_stub(arch))
-                (prefix / "Library" / "bin").mkdir(parents=True, exist_ok=True)
+                if layout not in ("store", "system"):
+                    (prefix / "Library" / "bin").mkdir(parents=True, exist_ok=True)
                 (prefix / "DLLs").mkdir(exist_ok=True)
         else:
             self.site_packages = prefix / "lib" / f"python{mm}" / "site-packages"
@@ -92,12 +96,37 @@ class EnvBuilder:
         if layout == "venv":
             home = "C:\\Python311" if os == "windows" else "/usr/bin"
             (prefix / "pyvenv.cfg").write_text(
-                f"home = {home}\ninclude-system-site-packages = false\nversion = {python}\n", encoding="utf-8"
+                f"home = {home}\ninclude-system-site-packages = false\nversion = {python}\n{pyvenv_extra}",
+                encoding="utf-8",
             )
+        elif layout in ("embedded", "store", "system"):
+            pass  # an interpreter installation of its own: no conda-meta, no pyvenv.cfg
         else:
             (prefix / "conda-meta").mkdir(exist_ok=True)
             (prefix / "conda-meta" / "history").write_text("==> 2026-01-01 00:00:00 <==\n", encoding="utf-8")
             self.conda_record("python", python, "h0000000_0_cpython", channel=python_channel)
+
+    def _embeddable(self, tag: str, arch: str) -> None:
+        """python.org's embeddable package as ComfyUI's portable build ships it (python_embeded): the files of
+        python-3.X.Y-embed-amd64.zip (python.exe, pythonXY.dll, python3.dll, the stdlib as pythonXY.zip, the
+        extension modules as top-level .pyd, no Lib and no DLLs folder) and its ``._pth`` after ComfyUI's release
+        workflow (.github/workflows/windows_release_package.yml: ``../ComfyUI`` first, ``import site`` enabled,
+        pip from get-pip.py into Lib\\site-packages)."""
+        import zipfile
+
+        for name in (f"python{tag}.dll", "python3.dll", "pythonw.exe", "vcruntime140.dll", "vcruntime140_1.dll"):
+            (self.prefix / name).write_bytes(pe_stub(arch))
+        for name in ("_ctypes.pyd", "_socket.pyd", "select.pyd", "libffi-8.dll"):
+            (self.prefix / name).write_bytes(pe_stub(arch))
+        with zipfile.ZipFile(self.prefix / f"python{tag}.zip", "w") as zf:
+            zf.writestr("os.pyc", b"")
+        self.path_file = self.prefix / f"python{tag}._pth"
+        self.path_file.write_text(
+            f"../ComfyUI\npython{tag}.zip\n.\n\n"
+            "# Uncomment to run site.main() automatically\n#import site\nimport site\n",
+            encoding="utf-8",
+        )
+        (self.prefix.parent / "ComfyUI").mkdir(exist_ok=True)
 
     # --- relative paths --------------------------------------------------------------------------------
     @property

@@ -43,7 +43,12 @@ def quote(text: str) -> str:
 
 
 def python_path(env: Environment) -> str:
-    """The env's own interpreter: ``<prefix>/bin/python``, ``<prefix>\\python.exe`` or ``<prefix>\\Scripts\\...``."""
+    """The env's own interpreter: ``<prefix>/bin/python``, ``<prefix>\\python.exe`` or ``<prefix>\\Scripts\\...``;
+    for a Microsoft Store Python its app-execution alias (the install folder under WindowsApps cannot be run by
+    path: Windows answers "Access is denied"), which cmd.exe expands."""
+    if env.layout == "store" and env.python.major_minor:
+        mm = env.python.major_minor
+        return f"%LOCALAPPDATA%\\Microsoft\\WindowsApps\\python{mm[0]}.{mm[1]}.exe"
     if env.is_windows:
         if env.python.executable is not None:
             return native_path(env, env.python.executable)
@@ -114,14 +119,22 @@ def conda_env_var(env: Environment, assignment: str) -> str:
     return f"conda env config vars set {conda_target(env)} {assignment}"
 
 
-def uses_uv(dist: Distribution | None) -> bool:
+def uses_uv(dist: Distribution | None, env: Environment | None = None) -> bool:
+    """uv installs here: the dist was installed by uv, or the env is a uv venv (which has no pip of its own:
+    ``uv venv`` seeds none)."""
+    if env is not None and env.layout == "venv" and env.manager == "uv":
+        return True
     return dist is not None and (dist.installer or "").strip().lower() == "uv"
 
 
 def pip(env: Environment, args: str, *, dist: Distribution | None = None) -> str:
-    """``"<python>" -m pip <args>`` (or ``uv pip <args> --python "<python>"`` for a uv-installed dist)."""
+    """``"<python>" -m pip <args>`` (or ``uv pip <args> --python "<python>"`` for a uv venv or a uv-installed
+    dist). An embedded Python's fix is its own python.exe's pip: a bare ``pip`` there is another Python's."""
+    if env.manager == "colab":
+        # a notebook cell: %pip installs into the kernel's own Python (IPython's documentation)
+        return f"%pip {args}"
     py = quote(python_path(env))
-    if uses_uv(dist):
+    if uses_uv(dist, env):
         # uv never prompts before uninstalling and has no -y
         args = args.replace("uninstall -y ", "uninstall ")
         return f"uv pip {args} --python {py}"
@@ -135,3 +148,31 @@ def pip_index_url(tag: str) -> str:
 
 def base_version(version: str | None) -> str | None:
     return version.split("+", 1)[0] if version else None
+
+
+#: NVIDIA's own torch builds: NGC containers (``2.6.0a0+ecf3bae40a.nv25.02``) and JetPack wheels for Jetson
+#: (``2.5.0a0+872d972e41.nv24.08``): a pre-release of the upstream version, the commit, ``nvYY.MM`` (the
+#: container release; NVIDIA's PyTorch Release Notes and the Jetson "Installing PyTorch" guide)
+_NVIDIA_BUILD = re.compile(r"^\d+\.\d+\.\d+a0\+[0-9a-f]+\.nv\d{2}\.\d{2}")
+
+#: the source repositories of the family members a user builds against NVIDIA's torch
+_FAMILY_SOURCES = {
+    "torchvision": "https://github.com/pytorch/vision.git",
+    "torchaudio": "https://github.com/pytorch/audio.git",
+}
+
+
+def nvidia_build(version: str | None) -> bool:
+    """torch is NVIDIA's own build (NGC container, JetPack): PyPI has no such version, and pip must not replace
+    it (the container's or JetPack's CUDA stack is what it was built for)."""
+    return bool(version and _NVIDIA_BUILD.match(version))
+
+
+def build_against_torch(env: Environment, name: str, version: str) -> str | None:
+    """Build ``name`` ``version`` (``0.21`` or ``0.21.0``) from source against the torch installed here,
+    without letting pip touch torch: how NVIDIA's Jetson guide and NGC users get a matching torchvision."""
+    source = _FAMILY_SOURCES.get(name)
+    if source is None:
+        return None
+    tag = f"v{version}.0" if version.count(".") == 1 else f"v{version}"
+    return pip(env, f'install --no-build-isolation --no-deps "git+{source}@{tag}"')

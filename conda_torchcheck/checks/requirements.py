@@ -125,7 +125,16 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         missing = [req for req, _, have in problems if have is None]
         old = [f"{req} (installed: {have})" for req, _, have in problems if have is not None]
         specs = " ".join(cmd.spec(req) for req, _, _ in problems)
-        if manager_of(env, dist) == "conda":
+        torch_dist = env.dist("torch")
+        wants_other_torch = any(name == "torch" and have is not None for _, name, have in problems)
+        if wants_other_torch and torch_dist is not None and cmd.nvidia_build(torch_dist.version):
+            # installing what it declares would replace NVIDIA's own torch with PyPI's: build it for this torch
+            fix = Fix(
+                "pip",
+                msg("TC209.fix.nvidia_build", package=dist.raw_name, torch=torch_dist.version),
+                commands=(cmd.pip(env, f"uninstall -y {dist.raw_name}", dist=dist),),
+            )
+        elif manager_of(env, dist) == "conda":
             fix = Fix(
                 "conda",
                 msg("TC209.fix.conda", package=dist.raw_name),

@@ -56,6 +56,9 @@ def _user_site(ctx: CheckContext) -> Iterator[Finding]:
         if package is None and not any(f.startswith("torch ") for f in family):
             continue
         shadows = _env_has_torch(ctx)
+        if env.layout == "store" and not shadows:
+            # the Microsoft Store package's install folder is read-only: its user site is where pip installs
+            continue
         names = sorted({f.split(" ", 1)[0].lower() for f in family} or {"torch"})
         fixes = [Fix("pip", msg("TC205.fix_remove"), commands=(cmd.pip(env, "uninstall -y " + " ".join(names)),))]
         if env.layout in ("conda", "pixi"):
@@ -172,7 +175,9 @@ def _cwd(ctx: CheckContext) -> Iterator[Finding]:
     """The directory python starts in: this process's own (a live check), or the one given with ``--cwd`` (an
     env examined from elsewhere knows no working directory otherwise, so nothing is said then)."""
     cwd = ctx.host.cwd
-    if cwd is None:
+    if cwd is None or ctx.env.isolated:
+        # an embedded Python's ._pth implies isolated mode: neither the script's folder nor the working
+        # directory is put on sys.path (CPython Modules/getpath.py: safe_path)
         return
     if any(s.path == cwd for s in ctx.env.site_dirs):
         return

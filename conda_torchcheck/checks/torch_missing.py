@@ -15,6 +15,8 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory.layouts import externally_managed
+from conda_torchcheck.inventory.model import SiteDir
 from conda_torchcheck.knowledge import TorchRelease, parse_version, torch_releases
 from conda_torchcheck.knowledge.cuda import family_minimum, toolkit_driver
 from conda_torchcheck.knowledge.version import cuda_tag_version, release_key
@@ -108,6 +110,24 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         return
     fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver, cuda_pin))
     variant = "python_unsupported" if not supported else "missing"
+    unread = _torch_this_python_ignores(env) if supported else None
+    if unread is not None:
+        site, why = unread
+        variant = "site_off" if site.kind == "env" else "other_python"
+        evidence = {**evidence, "torch_found_in": site.path, "not_on_sys_path": why}
+        if variant == "site_off" and env.path_file is not None:
+            fixes = [Fix("file", msg("TC100.fix_import_site", pth=cmd.native_path(env, env.path_file.path)))]
+    if env.layout == "embedded" and variant != "site_off" and env.dist("pip") is None:
+        # python.org's embeddable package ships without pip (ComfyUI's build adds it): get-pip.py first
+        py = cmd.quote(cmd.python_path(env))
+        get_pip = ("curl -L -o get-pip.py https://bootstrap.pypa.io/get-pip.py", f"{py} get-pip.py")
+        fixes.insert(0, Fix("pip", msg("TC100.fix_get_pip"), commands=get_pip))
+    long_path = _long_install_path(env)
+    if long_path is not None:
+        fixes.insert(0, _long_paths_fix(*long_path))
+        evidence = {**evidence, "install_folder": long_path[0], "longest_torch_path": long_path[1]}
+    if env.manager == "uv" and env.layout == "system" and externally_managed(env.prefix, env.os, python):
+        fixes = [_uv_python_venv(env, fix) for fix in fixes]
     # a Python the newest torch does not support cannot get torch at all: a problem, not only a fact
     yield finding(
         "TC100",
@@ -117,10 +137,79 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         fixes=fixes,
         prefix=str(env.prefix),
         python=py_text or "?",
+        python_exe=cmd.python_path(env),
+        found=cmd.native_path(env, unread[0].path) if unread else "",
+        reason=unread[1] if unread else "",
         minor=minor,
         low=row.python[0],
         high=row.python[1],
     )
+
+
+def _torch_this_python_ignores(env) -> tuple[SiteDir, str] | None:
+    """A folder holding torch that this Python does not read, and why: an embedded Python's ._pth leaves out the
+    user site and PYTHONPATH (a ``pip install`` run with another Python's pip put torch there) and, without
+    ``import site``, its own Lib\\site-packages; a venv without system site packages leaves out the user site."""
+    from conda_torchcheck.checks.shadowing import torch_package_in
+
+    for site in env.site_dirs:
+        if site.active or not site.note or site.kind not in ("env", "user", "pythonpath"):
+            continue
+        if torch_package_in(env, site.path) is not None:
+            return site, site.note
+    return None
+
+
+#: the longest file path in torch's Windows wheels, relative to site-packages: torch 2.15.0's
+#: torch-2.15.0.dist-info/licenses/third_party/cudnn_frontend/.../LICENSE.Apache-2.0 (126 characters; torch 2.4.0's
+#: longest, a torch/include/ATen/ops header, is 117), read from the wheels tests/realdata.py pins
+TORCH_LONGEST_PATH = 126
+#: Windows' MAX_PATH, 260 characters with the terminating NUL, unless long paths are enabled (Microsoft Learn,
+#: "Maximum Path Length Limitation": the LongPathsEnabled value and the application's manifest, which
+#: python.exe has since 3.6)
+MAX_PATH = 260
+LONG_PATHS_COMMAND = (
+    r"reg add HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled /t REG_DWORD /d 1 /f"
+)
+
+
+def _long_install_path(env) -> tuple[str, int] | None:
+    """(the folder pip installs torch into, the longest path it writes) on Windows when that path does not fit
+    in MAX_PATH: a Microsoft Store Python's user site under its package's LocalCache is long enough by itself
+    that pip fails with "[Errno 2] No such file or directory" and its Long Path hint midway through torch."""
+    if not env.is_windows:
+        return None
+    # a Store Python installs into its user site (the install folder is read-only)
+    kinds = ("user",) if env.layout == "store" else ("env",)
+    for kind in kinds:
+        site = next((s for s in env.site_dirs if s.kind == kind), None)
+        if site is None:
+            continue
+        folder = cmd.native_path(env, site.path)
+        longest = len(folder) + 1 + TORCH_LONGEST_PATH
+        return (folder, longest) if longest >= MAX_PATH else None
+    return None
+
+
+def _long_paths_fix(folder: str, longest: int) -> Fix:
+    return Fix(
+        "system",
+        msg("TC100.fix_long_paths", folder=folder, longest=longest, limit=MAX_PATH - 1),
+        commands=(LONG_PATHS_COMMAND,),
+        needs_admin=True,
+    )
+
+
+def _uv_python_venv(env, fix: Fix) -> Fix:
+    """A uv-managed Python is marked EXTERNALLY-MANAGED (pip and uv refuse to install into it): the same
+    install, into a venv made from it."""
+    venv = ".venv"
+    py = cmd.quote(cmd.python_path(env))
+    commands = [f"uv venv --python {py} {venv}"]
+    for command in fix.commands:
+        args = command.split(" -m pip ", 1)[1] if " -m pip " in command else None
+        commands.append(f"uv pip {args} --python {venv}" if args else command)
+    return Fix(fix.kind, msg("TC100.fix_uv_python_venv", then=fix.summary), commands=tuple(commands))
 
 
 def _older_cuda_build(

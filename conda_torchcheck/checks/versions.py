@@ -92,6 +92,12 @@ def _pip_family_fix(ctx: CheckContext, torch: Installed, names: list[str], index
         elif name == "torchaudio":
             want = release.torchaudio_for(torch.version) if release else ()
             pins.append(f"torchaudio=={want[0]}.*" if want and want[0].count(".") == 1 else "torchaudio")
+    if cmd.nvidia_build(torch.version):
+        # NVIDIA's torch is not on any index: build the members against it instead of replacing it
+        builds = [
+            cmd.build_against_torch(env, p.split("==")[0], p.split("==")[1].rstrip(".*")) for p in pins if "==" in p
+        ]
+        return Fix("pip", msg("TC104.fix_nvidia_build", torch=torch.version), commands=tuple(c for c in builds if c))
     args = "install " + " ".join(cmd.spec(p) for p in [f"torch=={base}", *pins])
     if index_tag:
         args += f" --index-url {cmd.pip_index_url(index_tag)}"

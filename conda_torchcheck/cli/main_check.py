@@ -82,7 +82,70 @@ def execute(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if fmt == "text":
+        note = own_env_note(args, report.env, getattr(args, "lang", None))
+        if note:
+            sys.stdout.write("\n" + note + "\n")
     return 1 if report.has_errors else 0
+
+
+#: how many of the envs seen from here the first-contact note lists
+OWN_ENV_LISTED = 8
+
+
+def own_env_note(args: argparse.Namespace, env, lang: str | None) -> str | None:
+    """When no target was named and none is active, the env checked is the one this tool runs in (a fresh
+    ``pip install`` in a venv of its own): say so, and how to point it at the user's envs, with the envs it can
+    see from here (conda's, uv's and pyenv's)."""
+    import os
+
+    from conda_torchcheck.inventory.locate import known_envs, python_installs
+    from conda_torchcheck.messages import translate
+
+    if getattr(args, "prefix", None) or getattr(args, "name", None) or getattr(args, "known_envs", None) is not None:
+        return None
+    try:
+        if not os.path.samefile(env.prefix, sys.prefix):
+            return None
+    except OSError:
+        return None
+    lines = [translate("cli.own_env.checked", lang, prefix=str(env.prefix)), translate("cli.own_env.how", lang)]
+    lines += ["  " + translate(f"cli.own_env.{how}", lang) for how in ("by_path", "by_name", "all")]
+    seen = [(p, where) for p, where in known_envs() + python_installs() if not _same(p, env.prefix)]
+    if seen:
+        lines.append(translate("cli.own_env.seen", lang))
+        for prefix, where in seen[:OWN_ENV_LISTED]:
+            lines.append("  conda-torchcheck " + _target_option(prefix, where))
+        if len(seen) > OWN_ENV_LISTED:
+            lines.append("  " + translate("cli.own_env.more", lang, count=len(seen) - OWN_ENV_LISTED))
+    else:
+        lines.append(translate("cli.own_env.none_seen", lang))
+    return "\n".join(lines)
+
+
+def _target_option(prefix, where: str) -> str:
+    """``-n NAME`` for a conda env that name reaches from here, else ``-p PREFIX`` (``(base)`` for a base)."""
+    from conda_torchcheck.errors import TargetError
+    from conda_torchcheck.inventory.locate import resolve_name
+
+    if where == "base":
+        return f"-p {prefix} (base)"
+    if prefix.parent.name == "envs":
+        try:
+            if _same(resolve_name(prefix.name), prefix):
+                return f"-n {prefix.name}"
+        except TargetError:
+            pass
+    return f"-p {prefix}"
+
+
+def _same(a, b) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def fleet_targets(args: argparse.Namespace):
@@ -91,15 +154,19 @@ def fleet_targets(args: argparse.Namespace):
     from pathlib import Path
 
     from conda_torchcheck.errors import UsageError
-    from conda_torchcheck.inventory.locate import known_envs
+    from conda_torchcheck.inventory.locate import embedded_python_in, known_envs, python_installs
     from conda_torchcheck.messages import translate
 
     if getattr(args, "name", None):
         raise UsageError(translate("fleet.all_envs_and_target"))
     known = getattr(args, "known_envs", None)
     targets = list(known) if known is not None else known_envs()
+    # uv's and pyenv's Pythons are envs a user has too, though conda does not know them
+    listed = {t[0].absolute() for t in targets}
+    targets += [t for t in python_installs() if t[0].absolute() not in listed]
     if getattr(args, "prefix", None):
         given = Path(args.prefix).expanduser().absolute()
+        given = embedded_python_in(given) or given
         targets = [(given, "-p")] + [t for t in targets if t[0].absolute() != given]
     return targets
 
@@ -113,7 +180,14 @@ def fleet_places(args: argparse.Namespace) -> list[str]:
     from conda_torchcheck.inventory.locate import envs_dirs
 
     home = Path.home()
-    return [str(d) for d in envs_dirs()] + [str(home / ".conda" / "environments.txt")]
+    return [str(d) for d in envs_dirs()] + [str(home / ".conda" / "environments.txt")] + _python_install_places()
+
+
+def _python_install_places() -> list[str]:
+    from pathlib import Path
+
+    home = Path.home()
+    return [str(home / ".local" / "share" / "uv" / "python"), str(home / ".pyenv" / "versions")]
 
 
 def execute_fleet(args: argparse.Namespace, fmt: str) -> int:

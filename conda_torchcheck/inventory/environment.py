@@ -14,6 +14,14 @@ from conda_torchcheck.inventory.conda_meta import read_conda_meta
 from conda_torchcheck.inventory.dists import read_distributions
 from conda_torchcheck.inventory.fs import find_child, find_path
 from conda_torchcheck.inventory.host import RUNNING_OS, make_host_facts
+from conda_torchcheck.inventory.layouts import (
+    InstallKind,
+    debian_dist_packages,
+    install_kind,
+    runtime_manager,
+    store_user_base,
+    venv_creator,
+)
 from conda_torchcheck.inventory.locate import readable_folder
 from conda_torchcheck.inventory.model import (
     OS,
@@ -260,22 +268,30 @@ def _site_dirs(
     pyvenv: Mapping[str, str] | None,
     host: HostFacts,
     base_prefix: Path | None,
+    kind: InstallKind | None = None,
 ) -> tuple[SiteDir, ...]:
     sites: list[SiteDir] = []
     sep = ";" if os_ == "windows" else ":"
+    isolated = kind is not None and kind.path_file is not None
     for entry in host.path_list("PYTHONPATH", sep):
         p = Path(entry)
-        sites.append(SiteDir(p, "pythonpath", p.is_dir()))
-    user = user_site_dir(os_, python, host)
+        # a ._pth's isolated mode ignores every PYTHON* variable: listed for the evidence, never read
+        sites.append(SiteDir(p, "pythonpath", p.is_dir() and not isolated, _ISOLATED if isolated else ""))
+    user = user_site_dir(os_, python, host, kind)
     if user is not None:
         inactive_reason = ""
-        if host.get("PYTHONNOUSERSITE"):
+        if isolated:
+            inactive_reason = _ISOLATED
+        elif host.get("PYTHONNOUSERSITE"):
             inactive_reason = "PYTHONNOUSERSITE is set"
         elif layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() != "true":
             inactive_reason = "venvs without system site packages ignore the user site"
         sites.append(SiteDir(user, "user", not inactive_reason and user.is_dir(), inactive_reason))
     env_sites: list[Path] = []
-    if os_ == "windows":
+    if isolated:
+        assert kind is not None and kind.path_file is not None
+        sites.extend(_path_file_sites(prefix, kind))
+    elif os_ == "windows":
         found = find_path(prefix, "Lib", "site-packages")
         if found is not None:
             env_sites.append(found)
@@ -287,6 +303,8 @@ def _site_dirs(
                 candidate = prefix / lib / name / "site-packages"
                 if candidate.is_dir() and not any(_same_path(candidate, s, False) for s in env_sites):
                     env_sites.append(candidate)
+            if layout == "system" and os_ == "linux":
+                env_sites.extend(debian_dist_packages(prefix, mm))
     for path in env_sites:
         sites.append(SiteDir(path, "env", True))
     if layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() == "true":
@@ -318,13 +336,42 @@ def _site_dirs(
     return tuple(sites)
 
 
-def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts) -> Path | None:
-    """PEP 370 user site for this interpreter version, on the host the env runs on."""
+_ISOLATED = "an embedded Python's ._pth file sets isolated mode"
+
+
+def _path_file_sites(prefix: Path, kind: InstallKind) -> list[SiteDir]:
+    """An embedded Python's import path: the ``._pth`` entries in order (folders only: the stdlib zip is a
+    file), then, only with ``import site``, ``Lib\\site-packages`` as site.main() adds it for the prefix."""
+    assert kind.path_file is not None
+    note = str(kind.path_file.path)
+    out: list[SiteDir] = []
+    for entry in kind.path_file.entries:
+        if not entry.is_dir():
+            continue
+        inside = entry == prefix or prefix in entry.parents
+        out.append(SiteDir(entry, "env" if inside and entry.name.lower() == "site-packages" else "pth", True, note))
+    if kind.path_file.imports_site:
+        found = find_path(prefix, "Lib", "site-packages")
+        if found is not None and not any(_same_path(found, s.path, True) for s in out):
+            out.append(SiteDir(found, "env", True))
+    else:
+        found = find_path(prefix, "Lib", "site-packages")
+        if found is not None and not any(_same_path(found, s.path, True) for s in out):
+            out.append(SiteDir(found, "env", False, "the ._pth file has no `import site` line"))
+    return out
+
+
+def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts, kind: InstallKind | None = None) -> Path | None:
+    """PEP 370 user site for this interpreter version, on the host the env runs on (for a Microsoft Store
+    Python, under its package's LocalCache, where its launcher points PYTHONUSERBASE)."""
     mm = python.major_minor
     if mm is None:
         return None
     userbase = host.get("PYTHONUSERBASE")
     t = "t" if python.free_threaded else ""
+    if not userbase and kind is not None and kind.store_family is not None:
+        store_base = store_user_base(kind.store_family, host.get)
+        userbase = str(store_base) if store_base is not None else None
     if os_ == "windows":
         if not userbase:
             appdata = host.get("APPDATA")
@@ -367,7 +414,11 @@ def load_environment(
             translate("cli.target.not_env", prefix=str(prefix)), hint=translate("cli.target.not_env_hint")
         )
     pyvenv = read_pyvenv_cfg(prefix)
-    layout = detect_layout(prefix, pyvenv)
+    layout: Layout = detect_layout(prefix, pyvenv)
+    kind = install_kind(prefix, os_) if layout == "system" else None
+    if kind is not None:
+        layout = kind.layout  # type: ignore[assignment]
+    manager = venv_creator(pyvenv) if pyvenv is not None else kind.manager if kind is not None else None
     python = detect_python(prefix, os_, records, pyvenv)
     platform, platform_guess = detect_platform(os_, python, records)
     host = make_host_facts(
@@ -375,8 +426,10 @@ def load_environment(
     )
     base_prefix = _base_prefix(prefix, layout, os_, pyvenv)
     is_base = _is_base(prefix, records)
-    sites = _site_dirs(prefix, os_, python, layout, pyvenv, host, base_prefix)
+    sites = _site_dirs(prefix, os_, python, layout, pyvenv, host, base_prefix, kind)
     dists, leftovers, dist_problems = read_distributions(sites)
+    if manager is None and layout == "system":
+        manager = runtime_manager({d.name for d in dists})
     name = None
     if is_base:
         name = "base"
@@ -407,5 +460,8 @@ def load_environment(
         leftovers=leftovers,
         problems=meta_problems + dist_problems,
         is_active=is_active,
+        manager=manager,
+        path_file=kind.path_file if kind is not None else None,
+        store_family=kind.store_family if kind is not None else None,
     )
     return env, host

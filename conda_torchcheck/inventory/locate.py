@@ -184,11 +184,29 @@ def readable_folder(prefix: str | Path) -> Path:
     return prefix
 
 
+#: where ComfyUI's Windows portable build keeps its embedded Python, from the folder a user points -p at: the
+#: unpacked ComfyUI_windows_portable folder, or the ComfyUI folder inside it (its README: run_nvidia_gpu.bat
+#: starts .\\python_embeded\\python.exe -s ComfyUI\\main.py)
+_EMBEDDED_FOLDER = "python_embeded"
+
+
+def embedded_python_in(folder: Path) -> Path | None:
+    """The ``python_embeded`` folder of a ComfyUI portable install pointed at by ``folder`` (when ``folder``
+    is not itself an environment), else None."""
+    if (folder / "python.exe").exists() or (folder / "conda-meta").is_dir() or (folder / "pyvenv.cfg").exists():
+        return None
+    for candidate in (folder / _EMBEDDED_FOLDER, folder.parent / _EMBEDDED_FOLDER):
+        if (candidate / "python.exe").is_file():
+            return candidate
+    return None
+
+
 def resolve_target(prefix: str | None, name: str | None, environ: Mapping[str, str] | None = None) -> Path:
     if prefix and name:
         raise TargetError(translate("cli.target.prefix_and_name"))
     if prefix:
-        return Path(os.path.expanduser(prefix))
+        given = Path(os.path.expanduser(prefix))
+        return embedded_python_in(given) or given
     if name:
         return resolve_name(name, environ)
     return default_prefix(environ)
@@ -224,4 +242,43 @@ def known_envs(environ: Mapping[str, str] | None = None, home: Path | None = Non
             add(directory / name, str(directory))
     for entry in _environments_txt(home):
         add(entry, str(home / ".conda" / "environments.txt"))
+    return found
+
+
+def python_installs(environ: Mapping[str, str] | None = None, home: Path | None = None) -> list[tuple[Path, str]]:
+    """Pythons installed by uv and pyenv, where they keep them (uv: ``$UV_PYTHON_INSTALL_DIR``,
+    ``$XDG_DATA_HOME/uv/python``, ``~/.local/share/uv/python``, ``%APPDATA%\\uv\\python``; pyenv:
+    ``$PYENV_ROOT/versions``, ``~/.pyenv/versions``, pyenv-win's ``~/.pyenv/pyenv-win/versions``); uv's
+    minor-version links to an installation are the installation once. (prefix, the folder it was found in)."""
+    environ = os.environ if environ is None else environ
+    home = home or Path.home()
+    places: list[Path] = []
+    if environ.get("UV_PYTHON_INSTALL_DIR"):
+        places.append(Path(environ["UV_PYTHON_INSTALL_DIR"]))
+    data = Path(environ["XDG_DATA_HOME"]) if environ.get("XDG_DATA_HOME") else home / ".local" / "share"
+    places.append(data / "uv" / "python")
+    if environ.get("APPDATA"):
+        places.append(Path(environ["APPDATA"]) / "uv" / "python")
+    if environ.get("PYENV_ROOT"):
+        places.append(Path(environ["PYENV_ROOT"]) / "versions")
+    places += [home / ".pyenv" / "versions", home / ".pyenv" / "pyenv-win" / "versions"]
+    found: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+    for place in places:
+        try:
+            names = sorted(os.listdir(place))
+        except OSError:
+            continue
+        # the installations before the links to them
+        for name in sorted(names, key=lambda n: os.path.islink(place / n)):
+            prefix = place / name
+            if not (prefix / "bin" / "python3").exists() and not (prefix / "python.exe").is_file():
+                continue
+            try:
+                key = os.path.normcase(os.path.realpath(prefix))
+            except OSError:
+                key = os.path.normcase(str(prefix))
+            if key not in seen:
+                seen.add(key)
+                found.append((prefix, str(place)))
     return found

@@ -9,9 +9,11 @@ from typing import Any, Literal
 
 # HostFacts lives with the code that builds it; it is a plain class so `tree FILE` can use it without this module
 from conda_torchcheck.inventory.host import HostFacts as HostFacts
+from conda_torchcheck.inventory.layouts import PathFile
 
 OS = Literal["windows", "linux", "darwin"]
-Layout = Literal["conda", "pixi", "venv", "system"]
+#: embedded: python.org's embeddable package (a ._pth beside python.exe); store: the Microsoft Store package
+Layout = Literal["conda", "pixi", "venv", "system", "embedded", "store"]
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,23 @@ class Environment:
     is_active: bool | None = None
     #: the OS's most common platform, only when ``platform`` is None (a guess, never presented as a fact)
     platform_guess: str | None = None
+    #: who made or manages this Python: "uv" (a uv venv or a uv-managed Python), "virtualenv", "pyenv", "pyenv-win"
+    manager: str | None = None
+    #: an embedded Python's ._pth: the whole import path, and isolated mode (inventory/layouts.py)
+    path_file: PathFile | None = None
+    #: the Microsoft Store package's family name, for a Store Python
+    store_family: str | None = None
+
+    @property
+    def isolated(self) -> bool:
+        """Python runs in isolated mode here (a ._pth): no PYTHONPATH, no user site, no script folder."""
+        return self.path_file is not None
+
+    @property
+    def layout_text(self) -> str:
+        """The layout for people: ``venv, uv``, ``embedded, python312._pth``, ``system, pyenv``."""
+        extra = self.path_file.path.name if self.path_file is not None else self.manager
+        return f"{self.layout}, {extra}" if extra else self.layout
 
     @property
     def platform_text(self) -> str:

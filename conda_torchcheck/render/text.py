@@ -131,7 +131,8 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
     env = report.env
     t = report.torch
     out: list[str] = []
-    target = translate("report.target", lang, prefix=str(env.prefix), platform=env.platform_text, layout=env.layout)
+    layout = env.layout_text
+    target = translate("report.target", lang, prefix=str(env.prefix), platform=env.platform_text, layout=layout)
     out.append(paint(target, "bold", color))
     py = env.python
     out.append("  " + translate("report.python", lang, version=py.version or "?", arch=py.arch or "?"))
