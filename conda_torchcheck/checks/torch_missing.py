@@ -10,6 +10,7 @@ supports) is a warning. CUDA or CPU follows the NVIDIA driver when this machine'
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
@@ -110,7 +111,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         return
     fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver, cuda_pin))
     variant = "python_unsupported" if not supported else "missing"
-    unread = _torch_this_python_ignores(env) if supported else None
+    unread = _torch_this_python_ignores(env, ctx.host) if supported else None
     if unread is not None:
         site, why = unread
         variant = "site_off" if site.kind == "env" else "other_python"
@@ -146,7 +147,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-def _torch_this_python_ignores(env) -> tuple[SiteDir, str] | None:
+def _torch_this_python_ignores(env, host=None) -> tuple[SiteDir, str] | None:
     """A folder holding torch that this Python does not read, and why: an embedded Python's ._pth leaves out the
     user site and PYTHONPATH (a ``pip install`` run with another Python's pip put torch there) and, without
     ``import site``, its own Lib\\site-packages; a venv without system site packages leaves out the user site."""
@@ -157,6 +158,26 @@ def _torch_this_python_ignores(env) -> tuple[SiteDir, str] | None:
             continue
         if torch_package_in(env, site.path) is not None:
             return site, site.note
+    if env.layout == "embedded" and host is not None:
+        return _torch_of_a_python_on_path(env, host)
+    return None
+
+
+def _torch_of_a_python_on_path(env, host) -> tuple[SiteDir, str] | None:
+    """The site-packages of another Python on PATH (its folder or its Scripts folder, where its pip.exe is)
+    that holds torch: where a bare ``pip install torch`` typed beside an embedded Python puts it."""
+    from conda_torchcheck.checks.shadowing import torch_package_in
+    from conda_torchcheck.inventory.fs import find_child, find_path
+
+    for entry in host.path_list("PATH", ";"):
+        folder = Path(entry)
+        home = folder.parent if folder.name.lower() == "scripts" else folder
+        if home == env.prefix or find_child(home, "python.exe") is None:
+            continue
+        site = find_path(home, "Lib", "site-packages")
+        if site is not None and torch_package_in(env, site) is not None:
+            exe = cmd.native_path(env, home / "python.exe")
+            return SiteDir(site, "other", False), f"the site-packages of {exe}, the Python first on PATH"
     return None
 
 

@@ -35,6 +35,8 @@ from conda_torchcheck.inventory.model import (
 from conda_torchcheck.inventory.names import PLATFORMS
 from conda_torchcheck.messages import translate
 
+#: why an embedded Python reads neither PYTHONPATH nor the user site
+_ISOLATED = "an embedded Python's ._pth file sets isolated mode"
 _PYDIR = re.compile(r"^python(\d)\.(\d+)(t?)$")
 _PYDLL = re.compile(r"^python(\d)(\d+)(t?)\.dll$", re.IGNORECASE)
 
@@ -336,9 +338,6 @@ def _site_dirs(
     return tuple(sites)
 
 
-_ISOLATED = "an embedded Python's ._pth file sets isolated mode"
-
-
 def _path_file_sites(prefix: Path, kind: InstallKind) -> list[SiteDir]:
     """An embedded Python's import path: the ``._pth`` entries in order (folders only: the stdlib zip is a
     file), then, only with ``import site``, ``Lib\\site-packages`` as site.main() adds it for the prefix."""
@@ -350,14 +349,11 @@ def _path_file_sites(prefix: Path, kind: InstallKind) -> list[SiteDir]:
             continue
         inside = entry == prefix or prefix in entry.parents
         out.append(SiteDir(entry, "env" if inside and entry.name.lower() == "site-packages" else "pth", True, note))
-    if kind.path_file.imports_site:
-        found = find_path(prefix, "Lib", "site-packages")
-        if found is not None and not any(_same_path(found, s.path, True) for s in out):
-            out.append(SiteDir(found, "env", True))
-    else:
-        found = find_path(prefix, "Lib", "site-packages")
-        if found is not None and not any(_same_path(found, s.path, True) for s in out):
-            out.append(SiteDir(found, "env", False, "the ._pth file has no `import site` line"))
+    found = find_path(prefix, "Lib", "site-packages")
+    if found is not None and not any(_same_path(found, s.path, True) for s in out):
+        # listed either way: without `import site` it is where pip put the packages this Python never reads
+        reads = kind.path_file.imports_site
+        out.append(SiteDir(found, "env", reads, "" if reads else "the ._pth file has no `import site` line"))
     return out
 
 

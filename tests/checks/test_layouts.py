@@ -395,3 +395,17 @@ def test_colab_fixes_are_notebook_cells(tmp_path):
     [command] = all_commands(mismatch)
     assert command.startswith('%pip install torch==2.6.0 "torchvision==0.21.*"')
     assert command.endswith("--index-url https://download.pytorch.org/whl/cu124")
+
+
+def test_embedded_torch_in_the_site_packages_of_the_python_on_path_is_told_as_such(tmp_path):
+    b = _comfyui(tmp_path)
+    b.dist("pip", "24.3.1")
+    other = tmp_path / "Programs" / "Python" / "Python312"
+    python_org = EnvBuilder(other, os="windows", layout="system", python="3.12.7")
+    python_org.pip_torch("2.5.1")  # `pip install torch` typed in the ComfyUI folder: python.org's pip ran
+    path = f"{other / 'Scripts'};{other};C:\\Windows\\System32"
+    [f] = run_check(b, "torch_missing", env={"PATH": path})
+    assert variant_of(f) == "other_python"
+    assert f.evidence["torch_found_in"] == python_org.site_packages
+    assert str(other / "python.exe") in f.explanation.render("en")
+    assert all(c.startswith(f'"{b.prefix / "python.exe"}" -m pip install torch') for c in all_commands(f))
