@@ -134,31 +134,11 @@ def environment_facts(ctx: Any, *, compute: bool = True) -> dict[str, str]:
     """
     facts: dict[str, str] = {}
     try:
-        env = ctx.env
-        if not compute and ctx.computed("load_graph") is None and ctx.computed("linux_load") is None:
-            env = None  # nothing modelled yet, and not asked to model it
-        if env is None:
-            pass
-        elif env.os == "windows":
-            from conda_torchcheck.checks.win_common import windows_graph
+        from conda_torchcheck.loader.contract import for_os
 
-            graph = windows_graph(ctx)
-            bound = graph.loaded.get("msvcp140.dll") if graph is not None else None
-            if bound is not None:
-                path, how = bound
-                if path is not None:
-                    facts["vc_runtime"] = f"msvcp140.dll {graph.module_version(path) or '?'}: {path} ({how.step})"
-                else:
-                    facts["vc_runtime"] = f"msvcp140.dll: {how.note or how.step}"
-        elif env.os == "linux":
-            from conda_torchcheck.loader.linux import torch_load
-
-            load = torch_load(ctx)
-            obj = load.ldso.find_loaded("libstdc++.so.6") if load is not None else None
-            if obj is not None:
-                versions = [v for v in (obj.elf.version_defs if obj.elf else ()) if v.startswith("GLIBCXX_3.4.")]
-                newest = max(versions, key=lambda v: int(v.rsplit(".", 1)[1]) if v.rsplit(".", 1)[1].isdigit() else 0)
-                facts["libstdcxx"] = f"{obj.path} (up to {newest})" if versions else str(obj.path)
+        loader = for_os(ctx.env.os) if ctx.env is not None else None
+        if loader is not None:
+            facts.update(loader.report_facts(ctx, compute=compute))
         driver = ctx.computed("cuda_driver")
         if driver is not None and getattr(driver, "version", None):
             gpus = ", ".join(g.name for g in getattr(driver, "gpus", ()))

@@ -1,6 +1,6 @@
 """The contract between the checks and the three loader models (Windows, ld.so, dyld).
 
-Every loader module offers the same two entry points (:class:`Loader`); :func:`for_os` is the one place that
+Every loader module offers the same entry points (:class:`Loader`); :func:`for_os` is the one place that
 picks a module by the env's OS. A loader reads the env and the host from its context and caches what it
 computed through the context's ``memo`` (:class:`LoaderContext`): a check run passes its
 :class:`~conda_torchcheck.checks.context.CheckContext`, a run on one file outside any env's checks
@@ -30,12 +30,19 @@ if TYPE_CHECKING:
 
         def memo(self, key: str, factory: Callable[[], T]) -> T: ...
 
+        def computed(self, key: str) -> Any | None: ...
+
     class Loader(Protocol):
         """One OS's loader model (a module: loader/windows.py, loader/linux.py, loader/macos.py)."""
 
         def build_torch_graph(self, ctx: LoaderContext) -> LoadGraph | None: ...
 
         def build_graph_for_file(self, ctx: LoaderContext, path: Path) -> LoadGraph: ...
+
+        def report_facts(self, ctx: LoaderContext, *, compute: bool = True) -> dict[str, str]:
+            """What a bug report shows of this OS's model (the environment table); with ``compute=False`` only
+            what the run already computed is read."""
+            ...
 
 
 #: the loader module of each OS the env model knows (EnvironmentFacts.os)
@@ -67,6 +74,9 @@ class FileContext:
         if key not in self._memo:
             self._memo[key] = factory()
         return self._memo[key]
+
+    def computed(self, key: str) -> Any | None:
+        return self._memo.get(key)
 
 
 __all__ = ["LOADER_MODULES", "FileContext", "for_os"]

@@ -996,6 +996,19 @@ def torch_load(ctx: LoaderContext) -> LinuxLoad | None:
     return ctx.memo("linux_load", lambda: simulate_torch_import(ctx))
 
 
+def report_facts(ctx: LoaderContext, *, compute: bool = True) -> dict[str, str]:
+    """``libstdcxx``: the libstdc++.so.6 the model maps, with the newest GLIBCXX it defines."""
+    if not compute and ctx.computed("linux_load") is None:
+        return {}
+    load = torch_load(ctx)
+    obj = load.ldso.find_loaded("libstdc++.so.6") if load is not None else None
+    if obj is None:
+        return {}
+    versions = [v for v in (obj.elf.version_defs if obj.elf else ()) if v.startswith("GLIBCXX_3.4.")]
+    newest = max(versions, key=lambda v: int(v.rsplit(".", 1)[1]) if v.rsplit(".", 1)[1].isdigit() else 0)
+    return {"libstdcxx": f"{obj.path} (up to {newest})" if versions else str(obj.path)}
+
+
 def build_graph_for_file(ctx: LoaderContext, path: Path) -> LoadGraph:
     """The closure of one ELF file as ld.so would load it as a program (what ``ldd``/``lddtree`` show)."""
     return load_file(ctx, path).graph

@@ -748,6 +748,11 @@ def build_graph_for_file(ctx: LoaderContext, path: Path) -> LoadGraph:
     return load_file(ctx, path).graph
 
 
+def report_facts(ctx: LoaderContext, *, compute: bool = True) -> dict[str, str]:
+    """Nothing of dyld's model goes into a bug report's environment table yet."""
+    return {}
+
+
 def images_loaded(load: MacLoad) -> list[Image]:
     return list(load.dyld.loaded)
 

@@ -1231,6 +1231,21 @@ def closure(graph: LoadGraph, root: Path) -> list[Module]:
     return list(seen.values())
 
 
+def report_facts(ctx: LoaderContext, *, compute: bool = True) -> dict[str, str]:
+    """``vc_runtime``: the msvcp140.dll the model binds (the copy that wins, with its version)."""
+    # the key a check run memoizes the torch graph under (CheckContext.load_graph)
+    if not compute and ctx.computed("load_graph") is None:
+        return {}
+    graph = ctx.memo("load_graph", lambda: build_torch_graph(ctx))
+    bound = graph.loaded.get("msvcp140.dll") if graph is not None else None
+    if bound is None:
+        return {}
+    path, how = bound
+    if path is None:
+        return {"vc_runtime": f"msvcp140.dll: {how.note or how.step}"}
+    return {"vc_runtime": f"msvcp140.dll {graph.module_version(path) or '?'}: {path} ({how.step})"}
+
+
 def build_graph_for_file(ctx: LoaderContext, path: Path) -> WindowsLoadGraph:
     """``path`` loaded with LoadLibraryExW(0x1100) in this env's Python after ``import torch`` added its folders."""
     path = Path(path)

@@ -19,7 +19,7 @@ SOURCE = Path(__file__).resolve().parents[2] / "conda_torchcheck"
 @pytest.mark.parametrize("os_name", sorted(LOADER_MODULES))
 def test_every_loader_offers_the_same_entry_points(os_name):
     loader = for_os(os_name)
-    for name in ("build_torch_graph", "build_graph_for_file"):
+    for name in ("build_torch_graph", "build_graph_for_file", "report_facts"):
         params = list(inspect.signature(getattr(loader, name)).parameters)
         assert params[0] == "ctx", (os_name, name)
 
