@@ -64,6 +64,8 @@ def test_a_file_context_has_its_own_memo():
 @pytest.mark.parametrize("module", ["linux", "macos", "windows"])
 def test_search_steps_are_named_constants(module):
     """Every loader names its search steps once (STEP_*), never as literals at the places it records."""
-    text = (SOURCE / "loader" / f"{module}.py").read_text(encoding="utf-8")
+    package = SOURCE / "loader" / module  # a loader split into a package names them in one of its modules
+    sources = sorted(package.glob("*.py")) if package.is_dir() else [SOURCE / "loader" / f"{module}.py"]
+    text = "\n".join(path.read_text(encoding="utf-8") for path in sources)
     assert not re.search(r'\b(?:SearchPlace|Place)\("', text)
     assert re.search(r"^STEP_LOADED = ", text, re.M)

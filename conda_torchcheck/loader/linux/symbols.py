@@ -1,0 +1,122 @@
+"""The symbol check: every undefined symbol of a dlopen's new objects looked up in that dlopen's scope, the
+way ld.so does (hash table, then the version of the symbol found)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conda_torchcheck.binaries.elf import SymbolRef, Symbols, Unreadable, Wanted, gnu_hash, read_symbols
+from conda_torchcheck.loader.linux.engine import LinuxLoad, LoadedObject, LoadStep
+from conda_torchcheck.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+class SymbolMiss(Record):
+    """An undefined symbol that no object in the lookup scope defines (``undefined symbol: X``)."""
+
+    __slots__ = ("name", "version", "version_file", "required_by", "step", "scope")
+
+    def __init__(
+        self,
+        name: str,
+        version: str | None,
+        version_file: str | None,
+        required_by: Path,
+        step: str,
+        scope: tuple[Path, ...],
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.version_file = version_file
+        self.required_by = required_by
+        self.step = step
+        self.scope = scope
+
+
+_PYTHON_API = (b"Py", b"_Py")
+
+
+def symbols_of(obj: LoadedObject) -> Symbols | Unreadable | None:
+    if obj.symbols is None and obj.elf is not None:
+        obj.symbols = read_symbols(obj.elf)
+    return obj.symbols
+
+
+def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> list[SymbolMiss]:
+    """Every non-weak undefined symbol of every object mapped by a dlopen, looked up in that dlopen's scope:
+    the global scope (executable, its libraries, LD_PRELOAD, RTLD_GLOBAL dlopens before it) then the dlopen's
+    own breadth-first closure. Python's C API is taken as provided when the interpreter could not be read.
+
+    Each reference is looked up the way ld.so does: its hash (computed once) through each scope object's hash
+    table in turn, its version checked only on the symbol found, so no object's whole table is read."""
+    ldso = load.ldso
+    python_unknown = ldso.main is None or ldso.main.elf is None or ldso.main.elf.tables.symtab is None
+    misses: list[SymbolMiss] = []
+    global_scope: list[LoadedObject] = []
+    hashes: dict[bytes, int] = {}
+    for step in steps if steps is not None else ldso.steps:
+        if step.root is None:
+            continue
+        scope = list(global_scope)
+        for obj in step.searchlist:
+            if obj not in scope:
+                scope.append(obj)
+        if not step.failed:
+            wanted: dict[tuple[bytes, str | None], list[LoadedObject]] = {}
+            for obj in step.new_objects:
+                syms = symbols_of(obj)
+                if isinstance(syms, Symbols):
+                    for key in syms.required():
+                        wanted.setdefault(key, []).append(obj)
+            remaining = set(wanted)
+            if python_unknown:
+                remaining = {k for k in remaining if not k[0].startswith(_PYTHON_API)}
+            assumed = {d.name for o in scope for d in o.module.dependencies if d.resolution and d.resolution.assumed}
+            if assumed:
+                # libraries of a machine not examined here may define anything: only a reference versioned
+                # against a library that was examined can still be judged
+                remaining = {k for k in remaining if all(_versioned_from_known(o, k[0], assumed) for o in wanted[k])}
+            pending: dict[int, list[Wanted]] = {}
+            for name, version in remaining:
+                h = hashes.get(name)
+                if h is None:
+                    h = hashes[name] = gnu_hash(name)
+                pending.setdefault(h | 1, []).append((name, version, h))
+            for obj in scope:
+                if not pending:
+                    break
+                syms = symbols_of(obj)
+                if isinstance(syms, Symbols):
+                    for entry in syms.defined_among(pending):
+                        entries = pending[entry[2] | 1]
+                        entries.remove(entry)
+                        if not entries:
+                            del pending[entry[2] | 1]
+            remaining = {(n, v) for entries in pending.values() for n, v, _h in entries}
+            scope_paths = tuple(o.path for o in scope)
+            for name, version in sorted(remaining, key=lambda k: (k[0], k[1] or "")):
+                for obj in wanted[(name, version)]:
+                    syms = symbols_of(obj)
+                    ref = SymbolRef(*syms.ref_of(name, version, any_version=False))  # type: ignore[union-attr,misc]
+                    misses.append(
+                        SymbolMiss(ref.text, ref.version, ref.version_file, obj.path, step.label, scope_paths)
+                    )
+                    obj.module.extra.setdefault("undefined_symbols", []).append(
+                        {"name": ref.text, "version": ref.version, "from": ref.version_file}
+                    )
+        if step.rtld_global and not step.failed:
+            for obj in step.searchlist:
+                if obj not in global_scope:
+                    global_scope.append(obj)
+    return misses
+
+
+def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> bool:
+    syms = symbols_of(obj)
+    if not isinstance(syms, Symbols):
+        return False
+    ref = syms.ref_of(name)
+    return ref is not None and ref[2] is not None and ref[2] not in assumed
