@@ -1,38 +1,33 @@
-"""dyld, modelled: how macOS would load torch's dylibs in this env, and why each one is found where.
-
-Every rule below is dyld's own (apple-oss-distributions/dyld, dyld-1378; the dyld(1) man page); the sources
-are listed in ``knowledge/macos_dyld.toml`` and docs/macos-loading.md. For a load command of image X naming
-``name``:
-
-1. ``@rpath/…`` already loaded: an image whose install name is ``name`` is reused, wherever it came from
-   (``Loader::getLoader``); an absolute ``name`` is reused when a loaded image has that path or install name.
-2. the candidate paths, in order (``PathOverrides::forEachPathVariant`` + ``Loader::forEachResolvedAtPathVar``):
-   ``DYLD_LIBRARY_PATH`` directories with the leaf name; then the name itself, with ``@loader_path`` = X's
-   folder, ``@executable_path`` = the main executable's folder, and ``@rpath`` = every LC_RPATH of X, then of
-   the image that loaded X, and so on down to the main executable (each image's LC_RPATHs in order, each
-   expanded against the image that carries it); then ``DYLD_FALLBACK_LIBRARY_PATH`` with the leaf name, or,
-   when it is unset and X was built with an SDK older than macOS 14, ``/usr/local/lib`` and ``/usr/lib``.
-3. a system path (``/usr/lib/…``, ``/System/Library/…``) with no file on disk is in the dyld shared cache
-   (macOS 11+): present, not missing. A candidate with no slice for the process's architecture, or not a
-   Mach-O file, is skipped with dyld's words for why, and the search goes on.
-4. ``LC_LOAD_WEAK_DYLIB``: a miss is not an error. SIP purges every ``DYLD_*`` variable when a protected binary
-   (``/usr/bin/python3``, ``/bin/sh`` running a script) starts.
-
-torch's own steps (from the installed ``torch/__init__.py``): ``ctypes.CDLL(torch/lib/libtorch_global_deps.dylib,
-RTLD_GLOBAL)``, then ``import torch._C`` (``dlopen(_C.cpython-3XY-darwin.so)``). For both, the rpath stack ends
-with the caller (the interpreter) and the main executable, which is why dyld's "tried:" list shows the
-interpreter's rpaths twice.
-"""
+"""dyld's engine, modelled (apple-oss-distributions/dyld): the simulated process, its images and dlopen
+steps, and one Mach-O file loaded as a program or dlopened by the env's python."""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 from conda_torchcheck.binaries.macho import DylibRef, MachOFile, MachOSlice, Unreadable, read_macho, version_text
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
-from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
+from conda_torchcheck.loader.macos.search import (
+    GROUP_PROCESS,
+    KIND_BY_REF,
+    NOT_EXAMINED,
+    STEP_CACHE,
+    STEP_DEFAULT_FALLBACK,
+    STEP_DLOPEN,
+    STEP_DYLD_LIBRARY_PATH,
+    STEP_EXECUTABLE,
+    STEP_FALLBACK,
+    STEP_LOADED,
+    STEP_LOADER,
+    STEP_PATH,
+    STEP_RPATH,
+    STEP_UNEXAMINED,
+    MacSearch,
+    _table,
+    search_context,
+    version_tuple,
+)
 from conda_torchcheck.records import MutableRecord, Record
 
 TYPE_CHECKING = False
@@ -40,182 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from conda_torchcheck.loader.contract import LoaderContext
-
-# dyld's own words, used as search steps; whole sentences for people go through the message catalog
-STEP_LOADED = "already-loaded"
-STEP_DYLD_LIBRARY_PATH = "DYLD_LIBRARY_PATH"
-STEP_PATH = "install-name"
-STEP_LOADER = "@loader_path"
-STEP_EXECUTABLE = "@executable_path"
-STEP_RPATH = "LC_RPATH"
-STEP_FALLBACK = "DYLD_FALLBACK_LIBRARY_PATH"
-STEP_DEFAULT_FALLBACK = "default-fallback"
-STEP_CACHE = "dyld-shared-cache"
-STEP_DLOPEN = "dlopen"
-STEP_FILE_PATH = "path"  # a file dlopened by its path (torch's own ctypes loads)
-STEP_UNEXAMINED = "unexamined"
-NOT_EXAMINED = "not examined: a folder of the machine the env runs on"
-GROUP_PROCESS = "python (main executable and its dylibs)"
-GROUP_GLOBAL_DEPS = "torch ctypes.CDLL(libtorch_global_deps.dylib, RTLD_GLOBAL)"
-GROUP_C = "import torch._C dlopen(_C.cpython-3XY-darwin.so)"
-KIND_BY_REF = {"load": "needed", "weak": "weak", "reexport": "reexport", "lazy": "lazy", "upward": "upward"}
-
-
-def _table() -> dict:
-    from conda_torchcheck.knowledge import load
-
-    return load("macos_dyld")
-
-
-def version_tuple(text: str | None) -> tuple[int, ...] | None:
-    """``"14.2.1"`` → ``(14, 2, 1)``; None for no or an unreadable version."""
-    if not text:
-        return None
-    try:
-        return tuple(int(p) for p in text.split(".")[:3])
-    except ValueError:
-        return None
-
-
-def read_system_version(root: Path) -> str | None:
-    """ProductVersion from ``<root>/System/Library/CoreServices/SystemVersion.plist`` (XML or binary)."""
-    import plistlib
-
-    try:
-        with open(root / _table()["macos"]["system_version_plist"], "rb") as fh:
-            data = plistlib.load(fh)
-    except (OSError, ValueError, plistlib.InvalidFileException):
-        return None
-    version = data.get("ProductVersion") if isinstance(data, dict) else None
-    return str(version) if version else None
-
-
-class MacSearch(Record):
-    """What dyld on the machine the env runs on would use, and where each fact came from."""
-
-    __slots__ = (
-        "live", "arch", "arch_source", "dyld_library_path", "fallback_library_path", "variables_source",
-        "sip_purged", "system_root", "macos", "macos_source", "notes",
-    )  # fmt: skip
-
-    def __init__(
-        self,
-        live: bool,
-        arch: str,
-        arch_source: str,
-        dyld_library_path: tuple[str, ...] = (),
-        fallback_library_path: tuple[str, ...] | None = None,
-        variables_source: str = "unset",
-        sip_purged: bool = False,
-        system_root: Path | None = None,
-        macos: str | None = None,
-        macos_source: str = "unknown",
-        notes: tuple[str, ...] = (),
-    ) -> None:
-        self.live = live
-        self.arch = arch  # the process's architecture (arm64, x86_64)
-        self.arch_source = arch_source  # python, python-fat-live, python-fat-assumed, torch
-        self.dyld_library_path = dyld_library_path
-        #: None: unset (dyld then uses its default fallback for older binaries)
-        self.fallback_library_path = fallback_library_path
-        self.variables_source = variables_source  # live, option, unset
-        #: SIP purges the DYLD_* variables because the executable is a protected binary
-        self.sip_purged = sip_purged
-        self.system_root = system_root  # a folder holding the host's /System and /usr (offline)
-        self.macos = macos  # the host's macOS version when known
-        self.macos_source = macos_source  # live, system-root, unknown
-        self.notes = notes
-
-    @property
-    def system_known(self) -> bool:
-        """Whether folders outside the env (``/usr/local/lib``, ``/opt/homebrew``) can be looked at."""
-        return self.live or self.system_root is not None
-
-
-def is_protected(executable: Path | str | None) -> bool:
-    """Whether the program that starts is SIP-protected: the path itself, or where its symlinks point (a venv's
-    bin/python → /usr/bin/python3), read as link text so that it works for a Mac's env examined elsewhere."""
-    if executable is None:
-        return False
-    prefixes = tuple(_table()["dyld"]["protected_prefixes"])
-    current = str(executable)
-    for _ in range(8):
-        if current.startswith(prefixes) and not current.startswith("/usr/local/"):
-            return True
-        try:
-            target = os.readlink(current)
-        except OSError:
-            return False
-        current = target if target.startswith("/") else os.path.join(os.path.dirname(current), target)
-    return False
-
-
-def process_arch(env: Any, host: Any, live: bool) -> tuple[str, str]:
-    """The architecture the env's python runs as: a thin python's own; a universal one's native slice."""
-    arch = env.python.arch if env is not None and env.python is not None else None
-    if arch in ("arm64", "x86_64"):
-        return arch, "python"
-    if live and sys.platform == "darwin":
-        import platform
-
-        machine = platform.machine()
-        return ("arm64" if machine == "arm64" else "x86_64"), "python-fat-live"
-    return "arm64", "python-fat-assumed"
-
-
-def search_context(env: Any, host: Any, *, arch: str | None = None) -> MacSearch:
-    """The dyld facts for ``env`` as run on ``host`` (HostFacts)."""
-    from conda_torchcheck.messages import msg
-
-    live = bool(getattr(host, "live", False)) and sys.platform == "darwin"
-    notes: list[str] = []
-    if arch is None:
-        arch, arch_source = process_arch(env, host, live)
-    else:
-        arch_source = "file"
-    if arch_source == "python-fat-assumed":
-        notes.append(msg("TC45.note.fat_python_assumed", arch=arch).render())
-    executable = env.python.executable if env is not None and env.python is not None else None
-    raw = host.get("DYLD_LIBRARY_PATH") if host is not None else None
-    raw_fallback = host.get("DYLD_FALLBACK_LIBRARY_PATH") if host is not None else None
-    source = "unset" if raw is None and raw_fallback is None else ("live" if live else "option")
-    dlp = tuple(p for p in (raw or "").split(":") if p)
-    fallback = tuple(p for p in raw_fallback.split(":") if p) if raw_fallback else None
-    sip = False
-    if (dlp or fallback is not None) and is_protected(executable):
-        # [SIP] dyld variables are purged when a protected binary starts: /usr/bin/python3 never sees them
-        sip = True
-        notes.append(msg("TC45.note.sip_purged", executable=str(executable)).render())
-        dlp, fallback = (), None
-    root = getattr(host, "system_root", None)
-    macos = None
-    macos_source = "unknown"
-    if root is not None:
-        macos = read_system_version(Path(root))
-        macos_source = "system-root" if macos else "unknown"
-    elif live:
-        import platform
-
-        macos = platform.mac_ver()[0] or read_system_version(Path("/"))
-        macos_source = "live" if macos else "unknown"
-    if not live and root is None:
-        notes.append(msg("TC45.note.foreign_system").render())
-    return MacSearch(
-        live=live,
-        arch=arch,
-        arch_source=arch_source,
-        dyld_library_path=dlp,
-        fallback_library_path=fallback,
-        variables_source=source,
-        sip_purged=sip,
-        system_root=Path(root) if root is not None and not live else None,
-        macos=macos,
-        macos_source=macos_source,
-        notes=tuple(notes),
-    )
-
-
-# --- the simulated process --------------------------------------------------------------------------------
+    from conda_torchcheck.loader.macos.torch_plan import TorchLoadPlan
 
 
 class Image:
@@ -597,50 +417,6 @@ def library_not_loaded(name: str, referenced_from: Path, tried: list[SearchPlace
     return f"Library not loaded: {name}\n  Referenced from: {referenced_from}\n  Reason: {reason}"
 
 
-# --- torch's steps -----------------------------------------------------------------------------------------
-
-
-class TorchLoadPlan(Record):
-    __slots__ = ("package_dir", "global_deps", "c_module", "source")
-
-    def __init__(self, package_dir: Path, global_deps: Path | None, c_module: Path | None, source: str) -> None:
-        self.package_dir = package_dir
-        self.global_deps = global_deps
-        self.c_module = c_module
-        self.source = source
-
-
-def find_c_module(package_dir: Path, python_tag: str | None) -> Path | None:
-    """``torch/_C.cpython-311-darwin.so`` for the env's Python (one of its EXTENSION_SUFFIXES)."""
-    try:
-        names = sorted(n for n in os.listdir(package_dir) if n.startswith("_C.") and n.endswith(".so"))
-    except OSError:
-        return None
-    if not python_tag:
-        return package_dir / names[0] if names else None
-    wanted = f"_C.cpython-{python_tag}-darwin.so"
-    for n in names:
-        if n == wanted:
-            return package_dir / n
-    for n in names:
-        if (n.startswith("_C.abi3") and not python_tag.endswith("t")) or n == "_C.so":
-            return package_dir / n
-    return None
-
-
-def torch_load_plan(package_dir: Path, python_tag: str | None) -> TorchLoadPlan:
-    """Read from the installed ``torch/__init__.py`` whether it loads libtorch_global_deps (never executing it)."""
-    try:
-        text = (package_dir / "__init__.py").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
-    uses_global_deps = "_load_global_deps" in text or not text
-    global_deps = package_dir / "lib" / "libtorch_global_deps.dylib" if uses_global_deps else None
-    return TorchLoadPlan(
-        package_dir, global_deps, find_c_module(package_dir, python_tag), "torch/__init__.py" if text else "default"
-    )
-
-
 class MacLoad(MutableRecord):
     """The simulated import of torch: the graph plus what the checks need beyond it."""
 
@@ -676,47 +452,6 @@ def _new_graph(search: MacSearch) -> LoadGraph:
     return graph
 
 
-def simulate_torch_import(ctx: LoaderContext) -> MacLoad | None:
-    """Model ``import torch`` in ``ctx.env`` on ``ctx.host``; None when the env has no torch package."""
-    from conda_torchcheck.messages import msg
-
-    env = ctx.env
-    torch = ctx.torch
-    if torch is None or torch.package_dir is None:
-        return None
-    search = search_context(env, ctx.host)
-    graph = _new_graph(search)
-    dyld = Dyld(search, graph, env.prefix)
-    plan = torch_load_plan(torch.package_dir, env.python.tag)
-    start_python(dyld, graph, env, msg("TC45.note.no_python").render())
-    load = MacLoad(graph, dyld, plan, search, None)
-    if plan.global_deps is not None:
-        step = dyld.dlopen(plan.global_deps, GROUP_GLOBAL_DEPS, mode=0xA)  # RTLD_GLOBAL | RTLD_NOW
-        if step.failed:
-            load.first_error = step.error
-    if load.first_error is None or plan.global_deps is None:
-        if plan.c_module is not None:
-            step = dyld.dlopen(plan.c_module, GROUP_C.replace("3XY", env.python.tag or "3XY"))
-            if step.failed and load.first_error is None:
-                load.first_error = step.error
-        elif plan.global_deps is not None:
-            name = f"_C.cpython-{env.python.tag or '3XY'}-darwin.so"
-            step = LoadStep(GROUP_C, error="ModuleNotFoundError: No module named 'torch._C'")
-            record_missing_extension(dyld, step, name, SearchPlace(STEP_FILE_PATH, str(plan.package_dir)))
-            load.first_error = load.first_error or step.error
-    return load
-
-
-def torch_load(ctx: LoaderContext) -> MacLoad | None:
-    """The simulated import, computed once per check context."""
-    return ctx.memo("macos_load", lambda: simulate_torch_import(ctx))
-
-
-def build_torch_graph(ctx: LoaderContext) -> LoadGraph | None:
-    load = torch_load(ctx)
-    return None if load is None else load.graph
-
-
 def load_file(ctx: LoaderContext, path: Path) -> MacLoad:
     """One Mach-O file: an executable starts a process; a dylib or bundle is dlopened by the env's python."""
     env, host = ctx.env, ctx.host
@@ -748,117 +483,9 @@ def build_graph_for_file(ctx: LoaderContext, path: Path) -> LoadGraph:
     return load_file(ctx, path).graph
 
 
-def report_facts(ctx: LoaderContext, *, compute: bool = True) -> dict[str, str]:
-    """Nothing of dyld's model goes into a bug report's environment table yet."""
-    return {}
-
-
 def images_loaded(load: MacLoad) -> list[Image]:
     return list(load.dyld.loaded)
 
 
 def dependency_kind(ref: DylibRef) -> str:
     return KIND_BY_REF.get(ref.kind, "needed")
-
-
-# --- symbols (two-level namespace) --------------------------------------------------------------------------
-
-# special library ordinals (<mach-o/nlist.h>): the image itself, flat lookup, the main executable
-_SELF, _DYNAMIC_LOOKUP, _EXECUTABLE = 0, 0xFE, 0xFF
-
-
-class SymbolMiss(Record):
-    """An undefined symbol that the dylib its two-level ordinal names does not export (dyld: Symbol not found)."""
-
-    __slots__ = ("name", "required_by", "expected_in", "library")
-
-    def __init__(self, name: str, required_by: Path, expected_in: Path, library: str) -> None:
-        self.name = name
-        self.required_by = required_by
-        self.expected_in = expected_in
-        self.library = library  # the load command's name (@rpath/libc10.dylib)
-
-    @property
-    def message(self) -> str:
-        # dyld4 (Loader.cpp) prints "<UUID> path" for both images; the UUID is left out here
-        return (
-            f"Symbol not found: {self.name}\n  Referenced from: {self.required_by}\n"
-            f"  Expected in:     {self.expected_in}"
-        )
-
-
-def check_symbols(load: MacLoad, limit: int = 200) -> list[SymbolMiss]:
-    """Every non-weak undefined symbol of every loaded image, looked up in the export trie of the dylib its
-    library ordinal names (and what that dylib re-exports), as dyld binds a two-level namespace image.
-
-    Symbols bound to the shared cache (system dylibs: no file here), flat-namespace lookups (Python's C API in
-    extension modules) and weak references are not judged.
-    """
-    from conda_torchcheck.binaries.macho import read_exported, read_exports, read_undefined
-
-    by_path: dict[str, Image] = {str(img.path): img for img in load.dyld.loaded}
-
-    def resolved(img: Image, name: str) -> Image | None:
-        for dep in img.module.dependencies:
-            if dep.name == name and dep.resolution is not None and dep.resolution.path is not None:
-                return by_path.get(str(dep.resolution.path))
-        return None
-
-    # (binding image, symbol, load command) grouped by the image the symbols are bound to
-    wanted: dict[str, list[tuple[Image, str, str]]] = {}
-    for img in load.dyld.loaded:
-        sl = img.slice
-        if sl is None or not sl.dylibs or sl.symtab is None:
-            continue
-        undefined = read_undefined(img.path, sl)
-        if not isinstance(undefined, tuple):
-            continue
-        for name, ordinal, weak in undefined:
-            if weak or ordinal in (_SELF, _DYNAMIC_LOOKUP, _EXECUTABLE) or ordinal > len(sl.dylibs):
-                continue
-            ref = sl.dylibs[ordinal - 1]
-            if ref.weak:
-                continue
-            target = resolved(img, ref.name)
-            if target is None:
-                continue  # in the shared cache, or missing (TC450 reports the missing dylib)
-            wanted.setdefault(str(target.path), []).append((img, name, ref.name))
-
-    def lookup(target: Image, names: set[str], depth: int = 0) -> set[str]:
-        """The names ``target`` exports itself or through its LC_REEXPORT_DYLIB dylibs."""
-        if target.slice is None or not names:
-            return set()
-        # a few hundred names: one trie walk each; thousands (libtorch_python → libtorch_cpu): list the trie once
-        if len(names) > 512:
-            listed = read_exports(target.path, target.slice)
-            got = frozenset(names & listed) if isinstance(listed, frozenset) else listed
-        else:
-            got = read_exported(target.path, target.slice, names)
-        if not isinstance(got, frozenset):
-            return set(names)  # an export trie that cannot be read proves nothing missing: judge nothing
-        found = set(got)
-        if depth < 8:
-            for ref in target.slice.dylibs:
-                if ref.kind == "reexport" and names - found:
-                    inner = resolved(target, ref.name)
-                    if inner is not None:
-                        found |= lookup(inner, names - found, depth + 1)
-        return found
-
-    misses: list[SymbolMiss] = []
-    for key, uses in wanted.items():
-        target = by_path[key]
-        found = lookup(target, {n for _i, n, _r in uses})
-        for img, name, ref_name in uses:
-            if name not in found:
-                misses.append(SymbolMiss(name, img.path, target.path, ref_name))
-                if len(misses) >= limit:
-                    return misses
-    return misses
-
-
-def torch_symbol_misses(ctx: LoaderContext) -> list[SymbolMiss]:
-    load = torch_load(ctx)
-    if load is None:
-        return []
-    return ctx.memo("macos_symbol_misses", lambda: check_symbols(load))
