@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         def computed(self, key: str) -> Any | None: ...
 
     class Loader(Protocol):
-        """One OS's loader model (a module or package: loader/windows.py, loader/linux/, loader/macos/)."""
+        """One OS's loader model (a package: loader/windows/, loader/linux/, loader/macos/)."""
 
         def build_torch_graph(self, ctx: LoaderContext) -> LoadGraph | None: ...
 

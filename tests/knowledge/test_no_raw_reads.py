@@ -12,7 +12,7 @@ SCANNED = ("conda_torchcheck", "benchmarks")
 NOT_YET = {
     # the loader helper's modules (windows_system, windows_vc_runtime, windows_torch, windows_python, macos_dyld
     # for dyld's rules); the Windows tables get their typed module with the per-OS loader packages
-    "conda_torchcheck/loader/windows.py": "loader helper",
+    "conda_torchcheck/loader/windows/search.py": "loader helper",
     "conda_torchcheck/loader/macos/search.py": "loader helper",
     # env_files.toml is envspec's own table, read by rules.py/rewrite.py through intent.facts(); it is typed
     # together with envspec/rules.py's split into one module per rule

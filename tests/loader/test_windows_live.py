@@ -1,7 +1,7 @@
 """Live mode is the same model (issue 14): every offline verdict of TC311-TC314 also comes out when the tool runs on
 Windows itself. Where this cannot run Windows, a fake live host drives the live code paths: HostFacts(live=True)
 with the System32 and PATH of the machine, and the running Windows' version from sys.getwindowsversion() (the
-seam loader.windows.live_windows_version) instead of kernel32.dll's FileVersion."""
+seam loader.windows.torch_plan.live_windows_version) instead of kernel32.dll's FileVersion."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.inventory import fs, load_environment
 from conda_torchcheck.inventory.host import HostFacts
 from conda_torchcheck.knowledge import load
-from conda_torchcheck.loader import windows
+from conda_torchcheck.loader.windows import torch_plan as windows_torch_plan
 from tests.loader import windows_layouts as wl
 
 pytestmark = pytest.mark.realdata
@@ -52,9 +52,9 @@ def test_pyqt5_and_windows_7_offline_and_live(tmp_path, monkeypatch):
     want = verdicts(offline(venv.prefix, win))
     assert [(v[0], v[1]) for v in want] == [("TC311", "warning"), ("TC314", "error")]
     # live: the OS version comes from the running Windows, not from kernel32.dll
-    monkeypatch.setattr(windows, "live_windows_version", lambda: (6, 1, 7601))
+    monkeypatch.setattr(windows_torch_plan, "live_windows_version", lambda: (6, 1, 7601))
     assert verdicts(live(venv.prefix, win)) == want
-    monkeypatch.setattr(windows, "live_windows_version", lambda: (10, 0, 19045))
+    monkeypatch.setattr(windows_torch_plan, "live_windows_version", lambda: (10, 0, 19045))
     assert [v[0] for v in verdicts(live(venv.prefix, win))] == ["TC311"]
 
 
@@ -69,5 +69,5 @@ def test_cuda_build_offline_and_live(tmp_path, monkeypatch):
     shutil.copy(wl.fixture("versioned/driver456/nvcuda.dll"), win / "System32" / "nvcuda.dll")
     want = verdicts(offline(b.prefix, win))
     assert [(v[0], v[1]) for v in want] == [("TC312", "warning"), ("TC313", "error")]
-    monkeypatch.setattr(windows, "live_windows_version", lambda: (10, 0, 22631))
+    monkeypatch.setattr(windows_torch_plan, "live_windows_version", lambda: (10, 0, 22631))
     assert verdicts(live(b.prefix, win)) == want
