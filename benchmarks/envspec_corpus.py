@@ -186,7 +186,8 @@ def _check_versions(result: Any, score: FileScore) -> None:
     if torch and torch_on_channel == "pytorch" and len(torch.split(".")) >= 3:
         if torch not in pytorch_channel_versions():
             score.unknown_versions.append(f"pytorch={torch}")
-    if torch and release(torch) is None:
+    # a release the pytorch channel's version list holds (0.3.1 ...) exists, release table or not
+    if torch and release(torch) is None and torch not in pytorch_channel_versions():
         score.unknown_versions.append(f"pytorch={torch} (no release table)")
     ref = torch
     if ref is None:

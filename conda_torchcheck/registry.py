@@ -593,7 +593,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
     ),
     FindingSpec(
         "TC603",
-        WARNING,
+        INFO,
         "envspec.nodefaults",
         "no `nodefaults`, or conda-forge mixed with defaults",
         variants=("missing", "mixed"),
@@ -652,7 +652,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.family_channels",
         "the torch family from two builders",
-        variants=("build", "family", "nvidia"),
+        variants=("build", "family", "nvidia", "pytorch_build"),
     ),
     FindingSpec(
         "TC613",
