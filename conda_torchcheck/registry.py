@@ -361,6 +361,18 @@ RULES: tuple[Emitter, ...] = (
         "conda-forge's cpu/cuda variant left to the machine that solves the file",
         kind=RULE,
     ),
+    Emitter(
+        "envspec.mkl_ijit",
+        _RULES + "mkl_ijit",
+        "mkl that can resolve to 2024.1 or newer beside a pytorch-channel torch",
+        kind=RULE,
+    ),
+    Emitter(
+        "envspec.channel_names",
+        _RULES + "channel_names",
+        "a channel written so that conda does not read it as meant",
+        kind=RULE,
+    ),
 )
 
 #: what prints findings without being a check: the activation scripts (shell code) and the check runner
@@ -667,6 +679,19 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "envspec.variant_implicit",
         "the conda-forge variant is chosen by the machine",
         variants=("cuda_not_forced", "implicit"),
+    ),
+    FindingSpec(
+        "TC615",
+        WARNING,
+        "envspec.mkl_ijit",
+        "mkl 2024.1 or newer can be solved beside a pytorch-channel torch",
+    ),
+    FindingSpec(
+        "TC616",
+        WARNING,
+        "envspec.channel_names",
+        "a channel name conda does not read as meant",
+        variants=("single_colon", "typo"),
     ),
     FindingSpec(
         "TC701",

@@ -378,3 +378,45 @@ def test_pytorch_lts_channel_is_the_pytorch_builder():
     deps = ["python=3.9", "pytorch=1.8.2", "torchvision=0.9.2", "torchaudio=0.8.2", "cudatoolkit=11.1"]
     assert found(env(["pytorch-lts", "nvidia", "conda-forge", "nodefaults"], deps)) == {}
     assert "TC608" in found(env(["pytorch-lts", "nvidia"], ["pytorch=1.8.2", "torchvision=0.10.0"]))
+
+
+# TC615 --------------------------------------------------------------------------------------------------------
+PT_CF = ["pytorch", "nvidia", "conda-forge", "nodefaults"]
+
+
+def test_tc615_pytorch_channel_torch_with_mkl_left_open():
+    f = found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8"]))["TC615"]
+    assert f.severity.value == "warning"
+    assert f.evidence["torch"]["line"] == 8 and f.evidence["mkl"] is None
+    assert "TC615" in found(env(PT_CF, ["pytorch=2.2.1", "pytorch-cuda=12.1", "mkl>=2023"]))
+
+
+def test_tc615_not_when_mkl_is_capped_or_the_build_is_not_the_pytorch_channels():
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8", "mkl=2024.0"]))
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8", "mkl<2024.1"]))
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.5.1", "pytorch-cuda=12.4"]))  # its builds cap mkl
+    assert "TC615" not in found(env(PT_CF, ["pytorch=1.7.1", "cudatoolkit=11.0"]))  # not reported that far back
+    assert "TC615" not in found(env(CF, ["pytorch=2.1.0"]))  # conda-forge's torch
+    assert "TC615" not in found(env(["pytorch", "nvidia", "defaults"], ["pytorch=2.1.0", "pytorch-cuda=11.8"]))
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8", "vc14_runtime"]))  # Windows
+    assert "TC615" not in found("# for Windows\n" + env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8"]))
+
+
+# TC616 --------------------------------------------------------------------------------------------------------
+def test_tc616_typo_default_and_no_missing_note_beside_it():
+    f = found(env(["pytorch", "default"], ["python=3.7.9", "pytorch=1.7.1"]))
+    assert f["TC616.typo"].evidence["channel"] == {"line": 4, "channel": "default"}
+    assert "defaults" in f["TC616.typo"].title.render()
+    assert "TC603.missing" not in f
+
+
+def test_tc616_single_colon_prefix():
+    f = found(env(PT_CF, ["pytorch:pytorch=2.4.*", "pyg:pytorch-scatter", "pytorch::torchvision"]))
+    tc616 = f["TC616.single_colon"]
+    assert [e["line"] for e in tc616.evidence["entries"]] == [8, 9]
+    assert "pytorch::pytorch=2.4.*" in tc616.fixes[0].summary.render()
+
+
+def test_tc616_not_for_valid_channels_and_prefixes():
+    f = found(env(["pytorch", "defaults", "https://conda.anaconda.org/pyg"], ["pytorch::pytorch=2.1.0"]))
+    assert not {"TC616.typo", "TC616.single_colon"} & set(f)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, channels_ev, ev, wants_pytorch_channel
+from conda_torchcheck.envspec.rules.channel_names import typo_of
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
@@ -33,6 +34,9 @@ def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
         return
     if "nodefaults" in names or defaults_like or i.era not in ("conda-forge", "pytorch", "pip"):
         return
+    if any(typo_of(n) for n in names):
+        return  # `default` for `defaults`: TC616 names the typo, which is what leaves the list without a base
+
     # nodefaults needs a base channel for python and the rest; with none listed the choice between Anaconda's
     # defaults (what the pytorch channel's builds were made with; Anaconda's terms apply) and conda-forge is
     # the user's: offered, never made silently
