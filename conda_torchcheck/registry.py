@@ -615,7 +615,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.channel_for_package",
         "a package without the channel that publishes it",
-        variants=("nvidia", "pytorch"),
+        variants=("nvidia", "nvidia_build", "pytorch"),
     ),
     FindingSpec(
         "TC605",

@@ -420,3 +420,22 @@ def test_tc616_single_colon_prefix():
 def test_tc616_not_for_valid_channels_and_prefixes():
     f = found(env(["pytorch", "defaults", "https://conda.anaconda.org/pyg"], ["pytorch::pytorch=2.1.0"]))
     assert not {"TC616.typo", "TC616.single_colon"} & set(f)
+
+
+# TC604 nvidia_build / TC607 unpinned_extra beside an exact torch (issue 23) -----------------------------------------
+def test_tc604_a_pinned_pytorch_channel_cuda_build_needs_nvidia():
+    f = found(env(["pytorch", "defaults"], ["pytorch=2.1.2=py3.11_cuda11.8_cudnn8.7.0_0"]))["TC604.nvidia_build"]
+    assert f.evidence["entry"]["line"] == 6 and not any(x.safe_automatic for x in f.fixes)
+    assert "TC604.nvidia_build" not in found(env(PT, ["pytorch=2.1.2=py3.11_cuda11.8_cudnn8.7.0_0"]))
+    assert "TC604.nvidia_build" not in found(env(["pytorch", "defaults"], ["pytorch=2.1.2=py3.11_cpu_0"]))
+    # before 1.13 the CUDA build took cudatoolkit, not pytorch-cuda
+    assert "TC604.nvidia_build" not in found(
+        env(["pytorch", "defaults"], ["pytorch=1.12.1=py3.9_cuda11.3_cudnn8.3.2_0"])
+    )
+
+
+def test_tc607_unpinned_torchvision_follows_an_exact_pip_torch():
+    pip = ["torch==2.4.0", "--extra-index-url https://download.pytorch.org/whl/cu124", "torchvision"]
+    assert "TC607.unpinned_extra" not in found(env(["defaults"], ["python=3.11", "pip"], pip))
+    pip = ["torch>=2.4", "--extra-index-url https://download.pytorch.org/whl/cu124", "torchvision"]
+    assert "TC607.unpinned_extra" in found(env(["defaults"], ["python=3.11", "pip"], pip))
