@@ -645,7 +645,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.pip_index",
         "pip CUDA torch and the wheel index",
-        variants=("hides_pypi", "mismatch", "missing", "not_offered", "unpinned_extra"),
+        variants=("extension_page", "hides_pypi", "mismatch", "missing", "not_offered", "unpinned_extra"),
     ),
     FindingSpec(
         "TC608",

@@ -439,3 +439,12 @@ def test_tc607_unpinned_torchvision_follows_an_exact_pip_torch():
     assert "TC607.unpinned_extra" not in found(env(["defaults"], ["python=3.11", "pip"], pip))
     pip = ["torch>=2.4", "--extra-index-url https://download.pytorch.org/whl/cu124", "torchvision"]
     assert "TC607.unpinned_extra" in found(env(["defaults"], ["python=3.11", "pip"], pip))
+
+
+def test_tc607_pyg_extensions_without_their_wheel_page():
+    pip = ["torch==1.11.0", "torch-scatter==2.0.9", "torch-sparse==0.6.14"]
+    f = found(env(["conda-forge", "nodefaults"], ["python=3.9", "pip"], pip))["TC607.extension_page"]
+    assert f.severity.value == "error"
+    assert [e["line"] for e in f.evidence["entries"]] == [10, 11]
+    with_page = [*pip, "-f https://data.pyg.org/whl/torch-1.11.0+cu113.html"]
+    assert "TC607.extension_page" not in found(env(["conda-forge", "nodefaults"], ["python=3.9", "pip"], with_page))

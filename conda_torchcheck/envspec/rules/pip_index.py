@@ -20,6 +20,7 @@ def _carried(name: str) -> bool:
 
 
 def pip_index(ctx: RuleContext) -> Iterator[Finding]:
+    yield from _extensions_without_their_page(ctx)
     i = ctx.intent
     if not i.pip:
         return
@@ -238,6 +239,33 @@ def _follows_pinned_torch(i: Intent, item: PipItem) -> bool:
         if have is not None and stable is not None and have >= stable:
             return False
     return True
+
+
+def _extensions_without_their_page(ctx: RuleContext) -> Iterator[Finding]:
+    """torch-scatter & co. in the pip list with no find-links page (data.pyg.org) to take their wheels from: PyPI
+    has only their sources, whose setup imports torch, which pip's isolated build does not have."""
+    table = facts()["co_constraints"]
+    extensions = [
+        item
+        for item in ctx.file.pip_requirements()
+        if item.line.name in table["pip_torch_extensions"] and not item.line.url
+    ]
+    if not extensions:
+        return
+    hosts = tuple(table["find_links_hosts"])
+    for item in ctx.file.pip or ():
+        if item.line.kind == "option" and item.line.option in ("--find-links", "--index-url", "--extra-index-url"):
+            if any(h in (item.line.value or "") for h in hosts):
+                return
+    yield finding(
+        "TC607",
+        Severity.ERROR,
+        variant="extension_page",
+        evidence=ev(ctx, entries=[at(item) for item in extensions]),
+        # the page is named for one torch release and CUDA tag: which one is the user's (or TC608's) to say
+        fixes=[Fix("file", msg("TC607.extension_page.fix", torch=ctx.intent.torch_version or "<torch>"))],
+        packages=", ".join(item.line.name or item.text for item in extensions),
+    )
 
 
 RULE = Rule.declared(__name__, pip_index)
