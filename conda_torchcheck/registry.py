@@ -368,6 +368,12 @@ RULES: tuple[Emitter, ...] = (
         kind=RULE,
     ),
     Emitter(
+        "envspec.cpu_build_silent",
+        _RULES + "cpu_build_silent",
+        "a file for a GPU whose torch resolves to a CPU build",
+        kind=RULE,
+    ),
+    Emitter(
         "envspec.channel_names",
         _RULES + "channel_names",
         "a channel written so that conda does not read it as meant",
@@ -692,6 +698,13 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "envspec.channel_names",
         "a channel name conda does not read as meant",
         variants=("single_colon", "typo"),
+    ),
+    FindingSpec(
+        "TC617",
+        ERROR,
+        "envspec.cpu_build_silent",
+        "the file wants CUDA, but its torch resolves to a CPU build",
+        variants=("pytorch_channel",),
     ),
     FindingSpec(
         "TC701",

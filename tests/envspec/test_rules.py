@@ -448,3 +448,24 @@ def test_tc607_pyg_extensions_without_their_wheel_page():
     assert [e["line"] for e in f.evidence["entries"]] == [10, 11]
     with_page = [*pip, "-f https://data.pyg.org/whl/torch-1.11.0+cu113.html"]
     assert "TC607.extension_page" not in found(env(["conda-forge", "nodefaults"], ["python=3.9", "pip"], with_page))
+
+
+# TC617 --------------------------------------------------------------------------------------------------------
+def test_tc617_a_gpu_file_whose_pytorch_channel_torch_gets_the_cpu_build():
+    text = env(["pytorch", "conda-forge", "nodefaults"], ["python=3.10", "pytorch::pytorch==2.0.0", "cudnn"])
+    f = found(text)["TC617.pytorch_channel"]
+    assert f.severity.value == "error" and f.evidence["gpu_signal"] == "cudnn"
+    named = "name: detector-gpu\n" + env(["pytorch", "conda-forge"], ["pytorch::pytorch==2.0.0"]).split("\n", 1)[1]
+    assert "TC617.pytorch_channel" in found(named)
+
+
+def test_tc617_not_when_the_file_selects_or_does_not_want_cuda():
+    base = ["pytorch", "conda-forge", "nodefaults"]
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==2.0.0"]))  # nothing says GPU
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==2.0.0", "pytorch-cuda=11.8", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==2.0.0", "cpuonly", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env([*base, "nvidia"], ["pytorch==2.0.0", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==1.12.1", "cudnn"]))  # cudatoolkit era
+    # a CUDA 12 pytorch-cuda beside Anaconda's defaults (CUDA 12 libraries) could still solve a CUDA build
+    assert "TC617.pytorch_channel" not in found(env(["pytorch", "defaults"], ["pytorch==2.5.1", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env(["pytorch", "conda-forge"], ["pytorch==2.5.1", "cudnn"]))
