@@ -704,7 +704,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.cpu_build_silent",
         "the file wants CUDA, but its torch resolves to a CPU build",
-        variants=("pytorch_channel",),
+        variants=("pypi_windows", "pytorch_channel"),
     ),
     FindingSpec(
         "TC701",

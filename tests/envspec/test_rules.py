@@ -469,3 +469,15 @@ def test_tc617_not_when_the_file_selects_or_does_not_want_cuda():
     # a CUDA 12 pytorch-cuda beside Anaconda's defaults (CUDA 12 libraries) could still solve a CUDA build
     assert "TC617.pytorch_channel" not in found(env(["pytorch", "defaults"], ["pytorch==2.5.1", "cudnn"]))
     assert "TC617.pytorch_channel" not in found(env(["pytorch", "conda-forge"], ["pytorch==2.5.1", "cudnn"]))
+
+
+def test_tc617_pypi_torch_in_a_windows_gpu_file_is_the_cpu_build():
+    deps = ["python=3.10", "vc14_runtime", "cudnn", "pip"]
+    f = found(env(["conda-forge", "nodefaults"], deps, ["torch==2.3.0"]))["TC617.pypi_windows"]
+    assert f.evidence["entry"]["line"] == 11
+    indexed = ["--extra-index-url https://download.pytorch.org/whl/cu121", "torch==2.3.0"]
+    assert "TC617.pypi_windows" not in found(env(["conda-forge", "nodefaults"], deps, indexed))
+    linux = ["python=3.10", "cudnn", "pip"]  # PyPI's Linux torch is the CUDA build
+    assert "TC617.pypi_windows" not in found(env(["conda-forge", "nodefaults"], linux, ["torch==2.3.0"]))
+    cpu = ["python=3.10", "vc14_runtime", "pip"]  # nothing says GPU
+    assert "TC617.pypi_windows" not in found(env(["conda-forge", "nodefaults"], cpu, ["torch==2.3.0"]))

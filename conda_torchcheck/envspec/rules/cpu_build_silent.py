@@ -14,7 +14,7 @@ from conda_torchcheck.knowledge import conda_channels
 from conda_torchcheck.messages import msg
 
 
-def _gpu_intent(ctx: RuleContext) -> str | None:
+def _gpu_intent(ctx: RuleContext, *, include_cudatoolkit: bool = False) -> str | None:
     """What says the file is for a GPU: its file or env name (``environment-gpu.yml``, ``name: x-cuda``) or a CUDA
     library it installs (cudnn, nccl, cupy …) — cudatoolkit aside, which TC613 already reads."""
     table = facts()["cpu_build_silent"]
@@ -22,7 +22,7 @@ def _gpu_intent(ctx: RuleContext) -> str | None:
         if re.search(table["gpu_name"], text.lower()):
             return text
     names, prefixes = conda_channels.cuda_signals()
-    ignored = set(table["signals_read_elsewhere"])
+    ignored = set(table["signals_read_elsewhere"]) - ({"cudatoolkit"} if include_cudatoolkit else set())
     for dep in ctx.file.deps:
         if dep.name in ignored:
             continue
@@ -37,8 +37,42 @@ def _listed(ctx: RuleContext, channel: str) -> bool:
     )
 
 
+def _windows_file(ctx: RuleContext) -> bool:
+    table = facts()["cpu_build_silent"]
+    if {d.name for d in ctx.file.deps} & set(table["windows_packages"]):
+        return True
+    return any(
+        re.search(table["windows_name"], text.lower())
+        for text in (ctx.file.path.rsplit("/", 1)[-1], ctx.file.name or "")
+    )
+
+
+def _pypi_windows(ctx: RuleContext) -> Iterator[Finding]:
+    """pip's plain torch on Windows: PyPI's win_amd64 wheels are the CPU build."""
+    i = ctx.intent
+    torch = i.pip.get("torch")
+    if torch is None or i.has_conda_torch or torch.line.url or torch.line.local_tag or i.indexes:
+        return
+    if any(v == "cpu" for v, _ in i.variant_signals) or not _windows_file(ctx):
+        return
+    signal = _gpu_intent(ctx, include_cudatoolkit=True)
+    if signal is None:
+        return
+    yield finding(
+        "TC617",
+        Severity.ERROR,
+        variant="pypi_windows",
+        evidence=ev(ctx, entry=at(torch), gpu_signal=signal),
+        # the CUDA tag is the user's choice: advice, not a rewrite
+        fixes=[Fix("file", msg("TC617.pypi_windows.fix"))],
+        entry=torch.text,
+        signal=signal,
+    )
+
+
 def cpu_build_silent(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
+    yield from _pypi_windows(ctx)
     torch = i.deps.get("pytorch")
     if torch is None or torch.spec is None or i.torch_channel != "pytorch":
         return
