@@ -19,6 +19,7 @@ Nothing is dropped silently: an entry that disappears is reported as removed or 
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -617,6 +618,10 @@ def _unverified_pin(st: _State, spec: CondaSpec) -> str | None:
             return "not_on_channel"
         if not on_channel and torch_release(spec.exact) is None:
             return "no_release"
+    if spec.channel_name == "pytorch" and spec.build and "*" in spec.build:
+        examples = facts()["builders"]["pytorch_channel_builds"].get(spec.name)
+        if examples is not None and not any(fnmatch.fnmatchcase(b, spec.build.lower()) for b in examples):
+            return "build_not_on_channel"
     if spec.name == "pytorch-cuda" and (spec.minor or spec.exact) and st.torch_exact:
         rel = torch_release(st.torch_exact)
         cuda = ".".join((spec.exact or spec.minor or "").split(".")[:2])

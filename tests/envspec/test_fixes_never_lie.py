@@ -109,3 +109,24 @@ dependencies:
     assert findings[-1].id == "TC603" and len(findings) > 1
     # the note is about the list as a whole: its evidence starts at the `channels:` key
     assert [c["line"] for c in hygiene[0].evidence["channels"]] == [3, 4, 5]
+
+
+def test_a_conda_forge_build_glob_is_not_moved_to_the_pytorch_channel():
+    # `cuda*` is conda-forge's build form; the pytorch channel's builds are py3.10_cuda12.1_..., py310_cu121:
+    # `pytorch::pytorch=2.1.0=cuda*` would name nothing (a file that solved through conda-forge no longer would)
+    text = """channels:
+  - pytorch
+  - nvidia
+  - conda-forge
+dependencies:
+  - pytorch=2.1.0=cuda*
+  - torchvision=*=cuda*
+  - pytorch-cuda=12.1
+"""
+    result = fix(text)
+    written = {c.new for c in result.plan.changes if c.new}
+    assert not any(w.startswith("pytorch::pytorch=") or w.startswith("pytorch::torchvision") for w in written)
+    assert "envspec.reason.unverified_pin_build_not_on_channel" in [r.key for r in result.plan.unresolved]
+    # a glob the channel's builds do match is moved
+    ok = fix(text.replace("pytorch=2.1.0=cuda*", "pytorch=2.1.0=*cuda*"))
+    assert "pytorch::pytorch=2.1.0=*cuda*" in {c.new for c in ok.plan.changes if c.new}
