@@ -72,7 +72,7 @@ def _channels_with_key(ctx: RuleContext) -> list[dict[str, object]]:
         if first is not None and number > first:
             break
         if _CHANNELS_KEY.match(line):
-            return [{"line": number, "channel": "channels:"}, *items]
+            return [{"line": number, "key": "channels"}, *items]
     return items
 
 
