@@ -106,11 +106,13 @@ def check_environment(
 ) -> Report:
     """Run the checks on ``env`` and make the report (``check`` of one env, and of each env of ``--all-envs``);
     ``facts``: also model what the loaders bind for the environment table (Markdown), not only read it."""
+    from conda_torchcheck.causes import follow_consequences
     from conda_torchcheck.checks import run_checks
     from conda_torchcheck.checks.context import CheckContext
 
     ctx = CheckContext(env, host, options)
-    findings = run_checks(ctx, only, skip)
+    torch_dir = str(ctx.torch.package_dir) if ctx.torch.package_dir else None
+    findings = follow_consequences(run_checks(ctx, only, skip), torch_dir)
     return Report(
         env=env,
         host=host,
