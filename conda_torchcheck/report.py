@@ -25,6 +25,8 @@ class Report:
     checks_run: list[str] = field(default_factory=list)
     #: what the loader models found that a bug report shows (environment_facts below)
     facts: dict[str, str] = field(default_factory=dict)
+    #: the one fix plan of this report (conda_torchcheck.plan), when it was made
+    plan: Any = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -98,6 +100,8 @@ class Report:
             doc["import_test"] = self.import_test
         if self.facts:
             doc["facts"] = dict(self.facts)
+        if self.plan is not None:
+            doc["plan"] = self.plan.to_dict()
         return doc
 
 

@@ -142,7 +142,31 @@ def _clip(text: str, columns: int) -> str:
     return text if len(text) <= columns else text[: max(0, columns - 3)].rstrip() + "..."
 
 
-def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int) -> list[str]:
+def render_plan(plan: Any, *, lang: str | None, color: bool, verbose: int) -> list[str]:
+    """The one fix plan: numbered steps with their commands, what each changes and how it was checked."""
+    lines = [paint(translate("report.plan", lang, count=len(plan.steps)), "bold", color)]
+    for n, step in enumerate(plan.steps, 1):
+        admin = f" ({translate('report.needs_admin', lang)})" if step.needs_admin else ""
+        also = f" ({translate('report.plan_also', lang, ids=', '.join(step.also_fixes))})" if step.also_fixes else ""
+        head = wrap(f"[{step.finding}]{also} {step.summary}{admin}", "     ")
+        lines.extend([f"  {n}. ".ljust(5) + head[0][5:], *head[1:]])
+        for command in step.commands:
+            lines.append("      " + paint(command, "green", color))
+        lines.extend(wrap(translate("report.plan_changes", lang, changes=step.changes), "     "))
+        v = step.verification
+        if v.status == "verified":
+            lines.extend(wrap(translate("report.plan_verified", lang, by=v.by or "?"), "     "))
+        elif v.status == "not verified":
+            lines.extend(wrap(translate("report.plan_not_verified", lang, reason=v.reason or "?"), "     "))
+    shown = plan.dropped if verbose else [d for d in plan.dropped if d.commands]
+    for d in shown:
+        command = "; ".join(d.commands)
+        text = translate("report.plan_dropped", lang, finding=d.finding, command=command, reason=d.reason)
+        lines.extend(wrap(text, "  "))
+    return lines
+
+
+def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int, fixes: bool = True) -> list[str]:
     sev = translate(f"severity.{f.severity.value}", lang)
     head = f"{paint(sev.upper(), _STYLE[f.severity], color)} {paint(f.id, 'bold', color)}  {f.title.render(lang)}"
     lines = [head]
@@ -168,7 +192,7 @@ def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int) -
             if len(f.consequences) > CONSEQUENCE_LINES:
                 more = translate("report.more", lang, count=len(f.consequences) - CONSEQUENCE_LINES)
                 lines.append("      " + paint(more, "dim", color))
-    for i, fix in enumerate(f.fixes, 1):
+    for i, fix in enumerate(f.fixes if fixes else (), 1):
         label = translate("report.fix", lang) if len(f.fixes) == 1 else f"{translate('report.fix', lang)} {i}"
         admin = f" ({translate('report.needs_admin', lang)})" if fix.needs_admin else ""
         lines.extend(wrap(f"{label}: {fix.summary.render(lang)}{admin}", "    "))
@@ -216,8 +240,13 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
         if not group:
             continue
         for f in group:
-            out.extend(render_finding(f, lang=lang, color=color, verbose=verbose))
+            # with a plan, the plan is the one place fixes are shown (each finding's own with -v)
+            fixes = report.plan is None or not report.plan.steps or bool(verbose)
+            out.extend(render_finding(f, lang=lang, color=color, verbose=verbose, fixes=fixes))
             out.append("")
+    if report.plan is not None and (report.plan.steps or report.plan.dropped):
+        out.extend(render_plan(report.plan, lang=lang, color=color, verbose=verbose))
+        out.append("")
     c = report.counts
     out.append(translate("report.summary", lang, errors=c["errors"], warnings=c["warnings"], info=c["info"]))
     return "\n".join(out) + "\n"
