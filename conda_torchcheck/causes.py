@@ -69,13 +69,27 @@ def folder_named(name: str, value: str) -> JoinKeys:
     return keys
 
 
+def listed(name: str) -> JoinKeys:
+    """Each item of the evidence list ``name`` (the finding ids an import test's failure was traced to)."""
+
+    def keys(evidence: Mapping[str, Any]) -> Iterable[str]:
+        value = evidence.get(name)
+        return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
+
+    return keys
+
+
 def always(key: str) -> JoinKeys:
     return lambda _evidence: (key,)
 
 
+#: a relation whose cause is any finding: its join key is the cause's id
+ANY = "*"
+
+
 @dataclass(frozen=True)
 class Consequence:
-    """``consequence`` follows from ``cause`` when their join keys meet."""
+    """``consequence`` follows from ``cause`` (ANY: any finding, keyed by its id) when their join keys meet."""
 
     cause: str
     consequence: str
@@ -126,6 +140,13 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         torch_record,
         folder_named("package", "torch"),
         "torch's files lack metadata because their conda record is unreadable (a pip reinstall would fight conda)",
+    ),
+    Consequence(
+        ANY,
+        "TC701",
+        always(""),
+        listed("confirmed_by"),
+        "the import test failed the way that finding says it would",
     ),
 )
 
@@ -187,7 +208,9 @@ def follow_consequences(findings: Sequence[Finding], torch_dir: str | None = Non
     for rel in CONSEQUENCES:
         causes: dict[str, list[int]] = {}
         for i, f in enumerate(items):
-            if f.id == rel.cause:
+            if rel.cause == ANY and f.id != rel.consequence:
+                causes.setdefault(f.id, []).append(i)
+            elif f.id == rel.cause:
                 for key in rel.cause_keys(f.evidence):
                     causes.setdefault(key, []).append(i)
         if not causes:

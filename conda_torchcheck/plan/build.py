@@ -308,6 +308,8 @@ def _changes(actions: list[Action], verification: Verification, fix: Fix, torch:
     moved = [c for c in verification.changes if c.before != c.after]
     if moved:
         parts.append("packages: " + ", ".join(c.text() for c in moved))
+    elif verification.changes:
+        parts.append("packages: " + ", ".join(c.text() for c in verification.changes))
     elif verification.status == "verified":
         parts.append("packages: none change (already as asked)")
     for a in actions:

@@ -169,12 +169,16 @@ def run_command(command: str, a: Action, report: Any) -> tuple[bool, str]:
     """Run one pip or conda command as written (no shell); (succeeded, its last output)."""
     words = shlex.split(command)
     if a.manager == "conda":
+        if a.verb in ("install", "remove", "update") and "-y" not in words and "--yes" not in words:
+            words.insert(2, "-y")
+        from conda_torchcheck.plan.resolvers import running_in_conda
+
+        if running_in_conda():  # running inside conda: its own command, in this process
+            return _conda_in_process(words[1:])
         exe = os.environ.get("CONDA_EXE")
         if not exe or not os.path.isfile(exe):
             return False, "conda is not available here (CONDA_EXE unset): run this step yourself"
         words[0] = exe
-        if a.verb in ("install", "remove", "update") and "-y" not in words and "--yes" not in words:
-            words.insert(2, "-y")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update({"PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     try:
@@ -185,6 +189,23 @@ def run_command(command: str, a: Action, report: Any) -> tuple[bool, str]:
         return False, f"{type(exc).__name__}: {exc}"
     tail = (proc.stdout + proc.stderr).strip()[-2000:]
     return proc.returncode == 0, tail
+
+
+def _conda_in_process(args: list[str]) -> tuple[bool, str]:
+    import contextlib
+    import io
+
+    from conda.cli.main import main_subshell
+
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main_subshell(*args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except Exception as exc:  # conda's errors: the step failed, the plan rolls back
+        return False, f"{type(exc).__name__}: {exc}"
+    return not code, (out.getvalue() + err.getvalue()).strip()[-2000:]
 
 
 def rollback(undo: Undo, report: Any, variables: dict[str, str]) -> list[str]:
@@ -298,7 +319,7 @@ def is_better(before: Any, after: Any) -> bool:
     if new - old:
         return False
     test = after.import_test
-    if test is not None and not test.get("ok", test.get("status") == "ok"):
+    if test is not None and test.get("outcome", "ok") != "ok":
         return False
     score = (after.counts["errors"], after.counts["warnings"])
     return score < (before.counts["errors"], before.counts["warnings"]) or (not new and not after.counts["warnings"])

@@ -154,6 +154,18 @@ def reachable(url: str) -> bool:
         return False
 
 
+#: None: ask conda in-process only when this process is conda itself (``conda torchcheck``, ``conda doctor``);
+#: tests that drive conda in-process set it
+IN_PROCESS_CONDA: bool | None = None
+
+
+def running_in_conda() -> bool:
+    if IN_PROCESS_CONDA is not None:
+        return IN_PROCESS_CONDA
+    entry = Path(sys.argv[0] if sys.argv else "").name.lower()
+    return "conda.base.context" in sys.modules and entry.split(".")[0] in ("conda", "conda-script", "mamba")
+
+
 class CondaResolver:
     """conda's solver for ``conda install`` steps: in-process when conda is running this, else the ``conda``
     executable (CONDA_EXE) with ``--dry-run --json``."""
@@ -161,7 +173,7 @@ class CondaResolver:
     def __init__(self, prefix: Path, *, live: bool) -> None:
         self.prefix = prefix
         self.problem: str | None = None
-        self.in_process = "conda.base.context" in sys.modules
+        self.in_process = running_in_conda()
         self.exe = os.environ.get("CONDA_EXE") if not self.in_process else None
         if not live:
             self.problem = "the env is examined offline"

@@ -183,7 +183,9 @@ def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int, f
         lines.append("    " + paint(translate("report.consequences", lang, count=len(f.consequences)), "dim", color))
         if verbose:
             for c in f.consequences:
-                lines.extend("      " + line for line in render_finding(c, lang=lang, color=color, verbose=verbose))
+                # a consequence's own fixes treat a symptom: the cause's fixes (and the plan) are the way out
+                shown = render_finding(c, lang=lang, color=color, verbose=verbose, fixes=False)
+                lines.extend("      " + line for line in shown)
         else:
             columns = width()
             for c in f.consequences[:CONSEQUENCE_LINES]:

@@ -108,3 +108,19 @@ def test_a_fix_pip_turns_into_another_torch_is_not_offered(real_env, tmp_path):
     ]
     assert safer and all("--no-deps" in c and "torchvision==0.28.*" in c for c in safer)
     assert all(s.verification.torch_change is None for s in plan.steps)
+
+
+def test_conda_doctor_fix_applies_the_same_plan(real_env, tmp_path, capsys):
+    from conda_torchcheck.hooks import health
+
+    venv, house = real_env
+    realenvs.BREAKAGES["missing-typing-extensions"](venv, tmp_path, house)
+    _report, plan = health.report_plan(str(venv))
+    [step] = plan.steps
+    if step.verification.status != "verified":
+        pytest.skip(f"pip cannot reach a source for typing-extensions here: {step.verification.reason}")
+    asked = []
+    assert health.fix(str(venv), None, asked.append) == 0
+    assert len(asked) == 1
+    assert step.commands[0] in capsys.readouterr().out
+    assert realenvs.real_import(venv) is None
