@@ -7,7 +7,8 @@ Per breakage class: the root causes and the findings folded into them; the lines
 (default view); the plan's steps and how each was checked; steps shown that a resolver turns into an unintended
 torch change (must be 0); contradictory steps in one plan (must be 0); whether `repair` made the env healthy (a
 clean re-check and a real `import torch`); the repair's time beside the package manager's own time for the same
-commands (the same pip commands run by hand on a fresh copy of the same broken env).
+commands (the same pip commands run by hand on a fresh copy of the same broken env). Lines per root cause: the
+report as ``check`` prints it (findings and the plan, without the target and summary lines) over its root causes.
 
 Summary: repaired share (target >= 95%), unintended torch changes shown, contradictions, lines per root cause
 (median, max). A class whose repair needs a wheel the folder cannot have offline (torchvision +cpu is only on
@@ -33,7 +34,7 @@ from conda_torchcheck.plan import PlanOptions, build_plan
 from conda_torchcheck.plan.actions import parse
 from conda_torchcheck.plan.build import TORCH_CHANGE_IS_THE_FIX
 from conda_torchcheck.plan.repair import repair
-from conda_torchcheck.render.text import render_finding
+from conda_torchcheck.render.text import render_text
 from conda_torchcheck.report import check_environment
 from tests.plan import realenvs
 
@@ -89,8 +90,11 @@ def run(work: Path) -> dict:
         plan = build_plan(before, PlanOptions(find_links=(str(house),)))
         plan_seconds = time.perf_counter() - start
         roots = [f for f in before.findings if f.severity.value != "info"]
-        for f in roots:
-            lines_per_cause.append(len(render_finding(f, lang="en", color=False, verbose=0)))
+        before.plan = plan
+        # the report as `check` prints it (findings, then the plan), less the target's 4 lines and the summary's 2
+        shown = len(render_text(before, lang="en").splitlines()) - 6
+        if roots:
+            lines_per_cause.append(round(shown / len(roots), 1))
         unintended = sum(
             1 for s in plan.steps if s.finding not in TORCH_CHANGE_IS_THE_FIX and s.verification.torch_change
         )

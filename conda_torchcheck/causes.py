@@ -74,7 +74,19 @@ def listed(name: str) -> JoinKeys:
 
     def keys(evidence: Mapping[str, Any]) -> Iterable[str]:
         value = evidence.get(name)
-        return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
+        return tuple(os.path.normpath(str(v)) for v in value) if isinstance(value, (list, tuple)) else ()
+
+    return keys
+
+
+def first_folder(name: str) -> JoinKeys:
+    """The folder of the first path in the evidence list ``name`` (torch/lib for torch's own libraries)."""
+
+    def keys(evidence: Mapping[str, Any]) -> Iterable[str]:
+        value = evidence.get(name)
+        if isinstance(value, (list, tuple)) and value:
+            return (os.path.dirname(os.path.normpath(str(value[0]))),)
+        return ()
 
     return keys
 
@@ -112,6 +124,20 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         field("loaded_copy"),
         field("loaded_copy"),
         "one loaded copy lacking several symbol versions is one cause",
+    ),
+    Consequence(
+        "TC404",
+        "TC403",
+        field("loaded_copy"),
+        listed("lookup_scope"),
+        "the copy LD_LIBRARY_PATH puts first is in the lookup scope that lacks the symbols",
+    ),
+    Consequence(
+        "TC403",
+        "TC403",
+        first_folder("required_by"),
+        first_folder("required_by"),
+        "libraries of one folder (torch/lib) that lack each other's symbols are files of different builds",
     ),
     Consequence(
         "TC104",
@@ -161,14 +187,18 @@ class ForeignTorchLoad:
     shadowed: str
 
 
-#: LD_LIBRARY_PATH (Linux); the macOS and Windows checks already call such a load an error
-LOADED_FOREIGN_TORCH: tuple[ForeignTorchLoad, ...] = (ForeignTorchLoad("TC404", "library", "shadowed_copy"),)
+#: LD_LIBRARY_PATH (Linux), DYLD_* and other folders (macOS), PATH and the other fallbacks (Windows)
+LOADED_FOREIGN_TORCH: tuple[ForeignTorchLoad, ...] = (
+    ForeignTorchLoad("TC404", "library", "shadowed_copy"),
+    ForeignTorchLoad("TC456", "library", "torch_copy"),
+    ForeignTorchLoad("TC306", "fallback_uses", "safe_search_uses"),
+)
 
 _TORCH_LIBRARIES = ("libtorch", "libc10", "libshm", "libcaffe2", "torch_", "c10", "shm.", "libtorch_python")
 
 
 def is_torch_library(name: str) -> bool:
-    base = os.path.basename(name).lower()
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
     return base.startswith(_TORCH_LIBRARIES)
 
 
@@ -180,9 +210,15 @@ def _foreign_torch(f: Finding, torch_dir: str | None) -> bool:
         shadowed = str(f.evidence.get(rule.shadowed) or "")
         if not is_torch_library(library):
             continue
-        if torch_dir is None or os.path.normpath(shadowed).startswith(os.path.normpath(torch_dir) + os.sep):
+        if torch_dir is None or _inside(shadowed, torch_dir):
             return True
     return False
+
+
+def _inside(path: str, folder: str) -> bool:
+    # Windows paths examined from Linux too: one separator, one case
+    a, b = (os.path.normpath(p.replace("\\", "/")).replace("\\", "/").lower() for p in (path, folder))
+    return a.startswith(b.rstrip("/") + "/")
 
 
 def follow_consequences(findings: Sequence[Finding], torch_dir: str | None = None) -> list[Finding]:

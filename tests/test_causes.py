@@ -182,3 +182,49 @@ def test_an_import_test_failure_follows_from_the_finding_it_was_traced_to():
     unrelated = finding("TC701", Severity.ERROR, evidence={"confirmed_by": ["TC999"]})
     out = follow_consequences([imported, loader, unrelated])
     assert [(f.id, [c.id for c in f.consequences]) for f in out] == [("TC401", ["TC701"]), ("TC701", [])]
+
+
+def test_undefined_symbols_follow_from_the_copy_ld_library_path_puts_first():
+    shadow = finding("TC404", Severity.ERROR, evidence={"library": "libc10.so", "loaded_copy": "/other/libc10.so"})
+    cpu = finding(
+        "TC403",
+        Severity.ERROR,
+        evidence={
+            "required_by": ["/t/lib/libtorch_cpu.so"],
+            "lookup_scope": ["/usr/lib/libc.so.6", "/other/libc10.so"],
+        },
+    )
+    shm = finding("TC403", Severity.ERROR, evidence={"required_by": ["/t/lib/libshm.so"], "lookup_scope": []})
+    [root] = follow_consequences([cpu, shm, shadow])
+    assert root.id == "TC404"
+    assert [c.evidence["required_by"][0] for c in root.consequences] == ["/t/lib/libtorch_cpu.so", "/t/lib/libshm.so"]
+
+
+def test_another_torch_build_loaded_is_an_error_on_macos_and_windows():
+    mac = finding(
+        "TC456",
+        Severity.WARNING,
+        evidence={
+            "library": "libc10.dylib",
+            "loads": "/opt/old/libc10.dylib",
+            "torch_copy": "/e/torch/lib/libc10.dylib",
+        },
+    )
+    win = finding(
+        "TC306",
+        Severity.WARNING,
+        evidence={
+            "fallback_uses": "C:\\old\\torch\\lib\\c10.dll",
+            "safe_search_uses": "C:\\E\\Lib\\torch\\lib\\c10.dll",
+        },
+    )
+    other = finding(
+        "TC306",
+        Severity.WARNING,
+        evidence={"fallback_uses": "C:\\app\\zlib.dll", "safe_search_uses": "C:\\E\\Lib\\torch\\lib\\zlib.dll"},
+    )
+    assert [f.severity for f in follow_consequences([mac], "/e/torch")] == [Severity.ERROR]
+    assert [f.severity for f in follow_consequences([win, other], "c:\\e\\lib\\torch")] == [
+        Severity.ERROR,
+        Severity.WARNING,
+    ]

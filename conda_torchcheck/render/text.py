@@ -119,6 +119,10 @@ def _evidence_lines(value: Any, indent: str, depth: int = 0, *, limit: int = 0, 
                 lines.append(f"{indent}{key}:")
                 lines.extend(_evidence_lines(item, indent + "  ", depth + 1, limit=limit, told=told))
             else:
+                if limit and (
+                    item in (None, "-", "", []) or (isinstance(item, str) and len(item) > 20 and item in told)
+                ):
+                    continue  # without -v: nothing known, or already said in the explanation
                 lines.append(f"{indent}{key}: {_scalar(item)}")
     elif isinstance(value, (list, tuple)):
         shown = value[:limit] if limit else value
