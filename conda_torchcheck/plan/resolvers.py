@@ -7,7 +7,9 @@ runs inside conda, else ``conda install --dry-run --json``. Where neither can be
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import os
 import socket
@@ -208,7 +210,9 @@ class CondaResolver:
             context.subdirs,
             specs_to_add=[MatchSpec(s) for s in specs],
         )
-        unlink, link = solver.solve_for_diff()
+        # conda's solver reports its progress on stdout, which holds our one JSON document under --json
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            unlink, link = solver.solve_for_diff()
         return Verification("verified", self.by, None, _conda_changes(unlink, link))
 
     def _dry_run(self, specs: Sequence[str], channels: Sequence[str]) -> Verification:

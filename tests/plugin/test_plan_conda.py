@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.plugin.conftest import CONDA, SKIP_REASON
-from tests.plugin.helpers import BROKEN, CHANNELS
+from tests.plugin.helpers import BROKEN, CHANNELS, one_json_document
 
 pytestmark = [pytest.mark.skipif(not CONDA, reason=SKIP_REASON), pytest.mark.conda, pytest.mark.slow]
 
@@ -41,3 +41,20 @@ def test_a_conda_torchvision_of_another_torch_is_planned_verified_and_repaired(c
     assert outcome.undo.conda_revision is not None
     assert outcome.better, outcome.to_dict()
     assert "TC104" not in [f.id for f in outcome.after.findings]
+
+
+def test_conda_torchcheck_repair_shows_then_applies_the_plan(conda_cli, conda_home, monkeypatch):
+    from conda_torchcheck.plan import resolvers
+
+    prefix = conda_home / "broken-cli"
+    _out, _err, rc = conda_cli("create", "-p", prefix, *CHANNELS, "-y", *BROKEN)
+    assert rc == 0
+    monkeypatch.setattr(resolvers, "IN_PROCESS_CONDA", True)
+    out, err, rc = conda_cli("torchcheck", "repair", "-p", prefix, "--dry-run")
+    assert rc == 1 and out.startswith("Fix plan (") and "checked by conda's solver" in out, err
+    out, err, rc = conda_cli("torchcheck", "repair", "-p", prefix, "--dry-run", "--json")
+    assert one_json_document(out)["plan"]["steps"][0]["verification"]["status"] == "verified"
+    out, err, rc = conda_cli("torchcheck", "repair", "-p", prefix, "--yes")
+    assert rc == 0, out + err
+    assert "After: 0 error(s)" in out
+    assert "TC104" not in [f.id for f in _check(prefix).findings]
