@@ -20,6 +20,12 @@ whole) and ``[[fine]]`` entries. Per file:
 - suggested versions: every torch-family pin the fix writes exists in the knowledge tables;
 - time: check + fix of the file, in-process.
 
+The headline is first-pass (tests/data/envfiles/first_pass.toml): each blind set scored once as it arrived,
+before anything was changed for it (``--first-pass DIR --set NAME`` scores and records a new one). The corpus score
+comes second: in-sample. Beside the id-exact recall, ``recall_real`` counts every real problem but channel hygiene
+(TC603, or a problem marked ``hygiene = true``), ``new:`` ones included, as found when a torch finding is reported
+on its line; ``torch_share`` is the share of findings that are not channel hygiene.
+
 The floor test (tests/envspec/test_corpus_floor.py) imports ``score_corpus`` from here.
 """
 
@@ -43,6 +49,8 @@ from conda_torchcheck.envspec import check_file, fix_file  # noqa: E402
 from conda_torchcheck.envspec.parse import SpecFileError, decode, parse_text  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "envfiles"
+FIRST_PASS = CORPUS / "first_pass.toml"
+HYGIENE = ("TC603",)
 
 
 @dataclass
@@ -62,6 +70,10 @@ class FileScore:
     non_convergent: list[str] = field(default_factory=list)
     unknown_versions: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: real problems (not channel hygiene), ``new:`` ones too, and those a torch finding was reported on
+    real_problems: int = 0
+    real_found: list[str] = field(default_factory=list)
+    hygiene_findings: int = 0
 
 
 def _lines(value: Any) -> set[int]:
@@ -205,9 +217,19 @@ def _check_suggested_pins(findings: list[Any], score: FileScore) -> None:
                 rel = release(version)
                 tags = set(releases.pip_index_tags(version)) | set(rocm_tags(version)) | {"cpu"}
                 if rel is not None:
-                    tags |= set(rel.pip_cuda) | set(rel.raw.get("pip_rocm", ()))
+                    tags |= set(rel.pip_cuda) | set(rel.pip_rocm)
                 if rel is None or tag not in tags:
                     score.unknown_versions.append(f"suggested torch=={version}+{tag}")
+
+
+def _hygiene(problem: dict[str, Any]) -> bool:
+    return bool(problem.get("hygiene")) or problem.get("finding") in HYGIENE
+
+
+def _on_line(problem: dict[str, Any], f: Any) -> bool:
+    """A finding reported on the problem's own line (how a ``new:`` problem, which no id names, counts as seen)."""
+    line = int(problem.get("line") or 0)
+    return line > 0 and line in _lines(dict(f.evidence))
 
 
 def score_file(yml: Path) -> FileScore:
@@ -216,6 +238,8 @@ def score_file(yml: Path) -> FileScore:
     problems = [p for p in truth.get("problem", []) if str(p.get("finding", "")).startswith("TC")]
     score.new_problems = [str(p["finding"]) for p in truth.get("problem", []) if p not in problems]
     score.problems = len(problems)
+    real = [p for p in truth.get("problem", []) if not _hygiene(p)]
+    score.real_problems = len(real)
     start = time.perf_counter()
     try:
         data = yml.read_bytes()
@@ -242,6 +266,11 @@ def score_file(yml: Path) -> FileScore:
     for f in findings:
         if not any(_matches(p, f) for p in problems):
             score.false_alarms.append(_key(f))
+    torch_findings = [f for f in findings if f.id not in HYGIENE]
+    score.hygiene_findings = len(findings) - len(torch_findings)
+    for p in real:
+        if any(_matches(p, f) or _on_line(p, f) for f in torch_findings):
+            score.real_found.append(f"{p['finding']}@{p.get('line', 0)}")
     if result.changed:
         try:
             after = parse_text(result.fixed, yml.name)
@@ -279,6 +308,9 @@ def score_corpus(directory: Path = CORPUS) -> dict[str, Any]:
     findings = sum(s.findings for s in scores)
     false_alarms = sum(len(s.false_alarms) for s in scores)
     times = [s.seconds for s in scores if s.seconds]
+    real = sum(s.real_problems for s in scores)
+    real_found = sum(len(s.real_found) for s in scores)
+    hygiene = sum(s.hygiene_findings for s in scores)
     return {
         "files": len(scores),
         "crashes": sum(1 for s in scores if s.crash),
@@ -290,6 +322,9 @@ def score_corpus(directory: Path = CORPUS) -> dict[str, Any]:
         "findings": findings,
         "false_alarms": false_alarms,
         "precision": round(1 - false_alarms / findings, 4) if findings else 1.0,
+        "real_problems": real,
+        "recall_real": round(real_found / real, 4) if real else 1.0,
+        "torch_share": round(1 - hygiene / findings, 4) if findings else 1.0,
         "non_idempotent": sum(1 for s in scores if not s.idempotent),
         "lost": sum(len(s.lost) for s in scores),
         "invalid_rewrites": sum(len(s.invalid_rewrites) for s in scores),
@@ -301,16 +336,71 @@ def score_corpus(directory: Path = CORPUS) -> dict[str, Any]:
     }
 
 
+_RECORD_KEYS = ("files", "recall", "recall_real", "precision", "torch_share", "non_convergent", "invalid_rewrites")
+
+
+def first_pass_records(path: Path = FIRST_PASS) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return list(load_toml_text(path.read_text(encoding="utf-8")).get("set", []))
+
+
+def print_first_pass(records: list[dict[str, Any]]) -> None:
+    print("First-pass (each blind set scored once on arrival, before any change made for it):")
+    print("  " + " ".join(f"{k:>14}" for k in ("set", *_RECORD_KEYS)))
+    for r in records:
+        print("  " + " ".join(f"{str(r.get(k, '-')):>14}" for k in ("name", *_RECORD_KEYS)))
+
+
+def record_first_pass(directory: Path, name: str, result: dict[str, Any], path: Path = FIRST_PASS) -> dict[str, Any]:
+    """Append the set's one first-pass record; refuse a set that was scored before."""
+    import subprocess
+
+    from benchmarks.explain_corpus import verify_set
+
+    if any(r.get("name") == name for r in first_pass_records(path)):
+        raise SystemExit(f"set {name!r} already has its first-pass record in {path}: a set is scored once")
+    digest = verify_set(directory)
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    record = {
+        "name": name,
+        "collected": time.strftime("%Y-%m-%d"),
+        "scored_at": commit,
+        "sha256sums": digest,
+        **{k: result[k] for k in _RECORD_KEYS},
+        "lost": result["lost"],
+        "unknown_versions": result["unknown_versions"],
+        "in_corpus": False,
+    }
+    lines = ["", "[[set]]"] + [f"{k} = {json.dumps(v)}" for k, v in record.items()]
+    with path.open("a", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--misses", action="store_true", help="list every miss, false alarm and fix problem")
     ap.add_argument("--dir", type=Path, default=CORPUS)
+    ap.add_argument("--first-pass", type=Path, metavar="DIR", help="score a new blind set once and record it")
+    ap.add_argument("--set", help="the name of the set given with --first-pass")
     args = ap.parse_args(argv)
+    if args.first_pass is not None:
+        if not args.set:
+            ap.error("--first-pass needs --set NAME")
+        args.dir = args.first_pass
     result = score_corpus(args.dir)
+    if args.first_pass is not None:
+        print(json.dumps(record_first_pass(args.first_pass, args.set, result), indent=2))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
+    if args.dir == CORPUS:
+        print_first_pass(first_pass_records())
+        print("\nIn-sample (the whole corpus; its rules were written after reading these files):")
     for key, value in result.items():
         if key != "per_file":
             print(f"{key:>18}: {value}")

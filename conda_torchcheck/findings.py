@@ -118,6 +118,13 @@ def finding(
     )
 
 
+def with_check(f: Finding, name: str) -> Finding:
+    """``f`` with the name of the check (or ``spec check`` rule) that produced it, unless it names one already."""
+    from dataclasses import replace
+
+    return f if f.check else replace(f, check=name)
+
+
 def _jsonable(value: Any) -> Any:
     from pathlib import PurePath
 

@@ -130,9 +130,18 @@ def stderr_progress() -> Callable[[int, int, str], None] | None:
     if not getattr(stream, "isatty", lambda: False)():
         return None
 
+    import shutil
+
+    # one row of the terminal at most: a longer line wraps, and "\r" then returns only to its last row, leaving
+    # the rows above on screen
+    width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+
     def show(done: int, total: int, prefix: str) -> None:
-        line = f"conda-torchcheck: {done}/{total} {prefix}"[:120]
-        stream.write("\r\033[K" + line + ("\n" if done == total else ""))
+        line = f"conda-torchcheck: {done}/{total} {prefix}"
+        if len(line) > width:
+            line = line[: width - 1] + "…"
+        # the last one is erased too: the table that follows is the result, not the progress
+        stream.write("\r\033[K" + (line if done < total else ""))
         stream.flush()
 
     return show

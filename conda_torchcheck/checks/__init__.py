@@ -1,7 +1,8 @@
-"""Checks: small modules that turn facts into findings. The registry below lists them in run order.
+"""Checks: small modules that turn facts into findings. conda_torchcheck.registry lists them in run order.
 
-Each module defines ``CHECK = Check(...)``. A check's ``run(ctx)`` yields :class:`Finding` objects and must
-not raise for bad input (the runner turns an unexpected exception into a TC990 finding anyway).
+Each module defines ``CHECK = Check.declared(__name__, run)``. A check's ``run(ctx)`` yields :class:`Finding`
+objects and should not raise for bad input. When it does, the runner keeps what it yielded before and reports
+the value it could not use (TC909); any other exception is a bug in the check (TC990).
 """
 
 from __future__ import annotations
@@ -11,50 +12,9 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from conda_torchcheck import registry
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.findings import Finding, Severity, finding
-
-# run order: inventory problems first, then conda-level, pip-level, loader-level checks
-CHECK_MODULES: tuple[str, ...] = (
-    "conda_torchcheck.checks.unreadable",
-    "conda_torchcheck.checks.torch_missing",
-    "conda_torchcheck.checks.channels",
-    "conda_torchcheck.checks.variant",
-    "conda_torchcheck.checks.versions",
-    "conda_torchcheck.checks.mkl_ijit",
-    "conda_torchcheck.checks.pip_conda",
-    "conda_torchcheck.checks.duplicates",
-    "conda_torchcheck.checks.requirements",
-    "conda_torchcheck.checks.numpy_abi",
-    "conda_torchcheck.checks.python_abi",
-    "conda_torchcheck.checks.shadowing",
-    "conda_torchcheck.checks.base_env",
-    "conda_torchcheck.checks.cpu_build",
-    "conda_torchcheck.checks.win_integrity",
-    "conda_torchcheck.checks.win_missing",
-    "conda_torchcheck.checks.win_vcruntime",
-    "conda_torchcheck.checks.win_binaries",
-    "conda_torchcheck.checks.win_openmp",
-    "conda_torchcheck.checks.win_path",
-    "conda_torchcheck.checks.win_foreign",
-    "conda_torchcheck.checks.win_cuda",
-    "conda_torchcheck.checks.win_cuda_driver",
-    "conda_torchcheck.checks.win_oldos",
-    "conda_torchcheck.checks.linux_loading",
-    "conda_torchcheck.checks.linux_symbols",
-    "conda_torchcheck.checks.linux_shadowing",
-    "conda_torchcheck.checks.linux_nvidia",
-    "conda_torchcheck.checks.linux_openmp",
-    "conda_torchcheck.checks.mac_loading",
-    "conda_torchcheck.checks.mac_symbols",
-    "conda_torchcheck.checks.mac_x86",
-    "conda_torchcheck.checks.mac_openmp",
-    "conda_torchcheck.checks.mac_mps",
-    "conda_torchcheck.checks.cuda_driver",
-    "conda_torchcheck.checks.linux_jetson",
-    "conda_torchcheck.hooks.activation.check",
-    "conda_torchcheck.checks.import_test",
-)
+from conda_torchcheck.findings import Finding, Severity, finding, with_check
 
 
 @dataclass(frozen=True)
@@ -66,28 +26,22 @@ class Check:
     #: target OSes the check applies to
     platforms: tuple[str, ...] = ("windows", "linux", "darwin")
 
-
-# Checks that only ever apply to one OS, so a run on another OS need not import them (their CHECK.platforms
-# says the same; a test keeps the two in agreement).
-OS_ONLY: dict[str, str] = {
-    **{m: "windows" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("win_")},
-    **{m: "linux" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("linux_")},
-    **{m: "darwin" for m in CHECK_MODULES if m.rsplit(".", 1)[1].startswith("mac_")},
-    "conda_torchcheck.checks.cuda_driver": "linux",
-    "conda_torchcheck.checks.mkl_ijit": "linux",
-}
+    @classmethod
+    def declared(cls, module: str, run: Callable[[CheckContext], Iterable[Finding]]) -> Check:
+        """The check of ``module`` (its ``__name__``) as conda_torchcheck.registry declares it, running ``run``."""
+        entry = registry.emitter_of_module(module)
+        return cls(entry.name, entry.ids, entry.summary, run, entry.platforms)
 
 
 def all_checks(target_os: str | None = None) -> list[Check]:
-    """Every registered check, or only those that can apply to ``target_os``."""
+    """Every registered check, or only those that can apply to ``target_os`` (decided by the registry, before any
+    check module is imported)."""
     checks = []
-    for module_name in CHECK_MODULES:
-        if target_os is not None and OS_ONLY.get(module_name, target_os) != target_os:
-            continue
+    for entry in registry.checks_for(target_os):
         try:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(entry.module)
         except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # not written yet on this branch
+            if exc.name == entry.module:  # not written yet on this branch
                 continue
             raise
         checks.append(module.CHECK)
@@ -115,31 +69,48 @@ def run_checks(ctx: CheckContext, only: Sequence[str] = (), skip: Sequence[str] 
     for check in select(all_checks(ctx.env.os), only, skip):
         if ctx.env.os not in check.platforms:
             continue
+        produced: list[Finding] = []
+        stopped: Finding | None = None
         try:
-            produced = list(check.run(ctx))
+            for f in check.run(ctx):
+                produced.append(f)  # kept when a later step of the same check raises
+        except BAD_INPUT as exc:
+            stopped = _stopped(check, exc, "TC909")
         except Exception as exc:  # a bug in one check must not hide the others
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = f"{tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else "?"
-            produced = [
-                finding(
-                    "TC990",
-                    Severity.WARNING,
-                    check=check.name,
-                    error=f"{type(exc).__name__}: {exc}",
-                    evidence={"check": check.name, "error": f"{type(exc).__name__}: {exc}", "at": where},
-                )
-            ]
+            stopped = _stopped(check, exc, "TC990")
         for f in produced:
             if only and not (_matches(f.id, only) or any(p.lower() == check.name.lower() for p in only)):
                 continue
             if skip and _matches(f.id, skip):
                 continue
-            findings.append(_with_check(f, check.name))
+            findings.append(with_check(f, check.name))
+        # a check the user selected that stopped early says so even under --only (its other ids may be missing)
+        if stopped is not None and not (skip and _matches(stopped.id, skip)):
+            findings.append(stopped)
     findings.sort(key=lambda f: (f.severity.rank, f.id))
     return findings
 
 
-def _with_check(f: Finding, name: str) -> Finding:
-    from dataclasses import replace
+#: what bad input raises inside a check: a value past what Python's int/float/json take, text that does not decode,
+#: nesting past the recursion limit, a file that cannot be read. Any other exception is a bug in the check.
+BAD_INPUT: tuple[type[BaseException], ...] = (ValueError, OverflowError, RecursionError, MemoryError, OSError)
 
-    return f if f.check else replace(f, check=name)
+
+def _stopped(check: Check, exc: BaseException, finding_id: str) -> Finding:
+    """TC909 (bad input) or TC990 (internal error) for a check stopped by ``exc``: what it raised, and where."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f"{tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else "?"
+    error = _short(f"{type(exc).__name__}: {exc}")
+    stop = finding(
+        finding_id,
+        Severity.WARNING,
+        check=check.name,
+        error=error,
+        evidence={"check": check.name, "error": error, "at": where},
+    )
+    return with_check(stop, check.name)
+
+
+def _short(text: str, limit: int = 500) -> str:
+    """An exception's words, cut: a bad value can be megabytes long (a 5,000-digit integer, a whole file)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"

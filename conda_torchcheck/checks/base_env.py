@@ -119,9 +119,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _inactive(ctx)
 
 
-CHECK = Check(
-    name="base_env",
-    ids=("TC106", "TC107"),
-    summary="torch in conda's base env; the checked env is not the active one",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

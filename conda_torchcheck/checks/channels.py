@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.checks.facts import builder, channel_label, channels_table, record_variant
+from conda_torchcheck.checks.facts import builder, channel_label, record_variant
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge import conda_channels
 from conda_torchcheck.messages import msg
 
 #: nvidia-channel records listed in the evidence (the rest is counted)
@@ -32,7 +33,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     if anchor is None:
         return
     anchor_builder = builder(anchor.channel)
-    family = channels_table()["family"]["linked_to_libtorch"]
+    family = conda_channels.family()["linked_to_libtorch"]
     mixed = [
         rec
         for name in family
@@ -82,9 +83,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-CHECK = Check(
-    name="channels",
-    ids=("TC101",),
-    summary="torch-family conda packages from different builders (pytorch channel, conda-forge, defaults, nvidia)",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

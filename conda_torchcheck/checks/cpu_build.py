@@ -12,10 +12,10 @@ from pathlib import Path
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.checks.facts import builder, channels_table, dist_variant, record_variant
+from conda_torchcheck.checks.facts import builder, dist_variant, record_variant
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.fs import find_child
-from conda_torchcheck.knowledge import load, minor_of, parse_version, torch_release
+from conda_torchcheck.knowledge import conda_channels, minor_of, parse_version, torch_release, torch_releases
 from conda_torchcheck.messages import msg
 
 #: files that exist when an NVIDIA driver is installed on a live Linux host (kernel module; WSL's GPU bridge)
@@ -46,9 +46,9 @@ def driver_signal(ctx: CheckContext) -> str | None:
 def cuda_signals(ctx: CheckContext) -> dict[str, str]:
     """Evidence that CUDA was wanted: CUDA packages (conda or pip), a CUDA torchvision/torchaudio, a driver."""
     env = ctx.env
-    table = channels_table()["cuda_signals"]
+    conda_names, pip_prefixes = conda_channels.cuda_signals()
     found: dict[str, str] = {}
-    for name in table["conda"]:
+    for name in conda_names:
         rec = env.record(name)
         if rec is not None:
             found[name] = f"{rec.version} ({rec.channel})"
@@ -62,7 +62,7 @@ def cuda_signals(ctx: CheckContext) -> dict[str, str]:
         dist = env.dist(name)
         if dist is not None and dist_variant(dist).variant == "cuda":
             found[name] = dist.version
-    nvidia = [d for d in env.distributions if d.name.startswith(tuple(table["pip_prefixes"]))]
+    nvidia = [d for d in env.distributions if d.name.startswith(pip_prefixes)]
     if nvidia:
         found["pip"] = ", ".join(f"{d.raw_name} {d.version}" for d in nvidia[:4]) + (" …" if len(nvidia) > 4 else "")
     for rec in env.conda_records:
@@ -95,9 +95,9 @@ def pip_cuda_tag(torch_version: str | None, wanted: str | None) -> str:
     release = torch_release(torch_version)
     tags = list(release.pip_cuda) if release else []
     if not tags:
-        newest = load("torch_releases")["releases"]
-        latest = sorted(newest, key=lambda m: tuple(int(x) for x in m.split(".")))[-1]
-        tags = list(newest[latest]["pip_cuda"])
+        # a release beyond the tables: the newest one whose every CUDA variant the tables list
+        newest = next(r for r in reversed(torch_releases()) if r.pip_cuda and r.pip_cuda_known)
+        tags = list(newest.pip_cuda)
     if wanted:
         exact = "cu" + wanted.replace(".", "")
         if exact in tags:
@@ -127,7 +127,7 @@ def _conda_fixes(ctx: CheckContext, wanted: str | None) -> list[Fix]:
     if driver_signal(ctx) is None:
         # no driver seen here: conda's __cuda virtual package is absent too, and the solver will keep picking
         # the cpu build unless told which CUDA the machine that runs the env has
-        cf = channels_table()["conda_forge_cuda"].get(env.platform, [])
+        cf = conda_channels.conda_forge_cuda().on(env.platform)
         override = wanted or next((v for v in cf if v.startswith("12.")), cf[0] if cf else "12.9")
         over = (
             f"set CONDA_OVERRIDE_CUDA={override} && {install}"
@@ -192,10 +192,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="cpu_build",
-    ids=("TC108",),
-    summary="a CPU-only torch where CUDA packages, a CUDA torchvision or an NVIDIA driver say CUDA was wanted",
-    run=run,
-    platforms=("windows", "linux"),
-)
+CHECK = Check.declared(__name__, run)

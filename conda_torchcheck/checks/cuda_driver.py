@@ -20,7 +20,14 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import load, minor_of, parse_version, torch_release
+from conda_torchcheck.knowledge import minor_of, parse_version, torch_release
+from conda_torchcheck.knowledge.cuda import (
+    arch_build,
+    arch_suggestion,
+    family_minimum,
+    family_minimums,
+    gpu_capabilities,
+)
 from conda_torchcheck.messages import msg
 
 #: the file-system root the driver is read from (tests point it at a fake tree)
@@ -130,7 +137,7 @@ def _gpus_from_proc(root: Path) -> tuple[Gpu, ...]:
 
 def capability_of(name: str) -> str | None:
     """Compute capability from a model name (knowledge/cuda_arch.toml ``gpus``, longest match first)."""
-    table = load("cuda_arch")["gpus"]
+    table = gpu_capabilities()
     upper = name.upper()
     for model in sorted(table, key=len, reverse=True):
         if re.search(r"(?<![A-Z0-9])" + re.escape(model.upper()) + r"(?![0-9])", upper):
@@ -164,7 +171,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         )
         return
     if facts.version is not None:
-        minimum = load("cuda_driver")["family_minimum"].get(family, {}).get("linux")
+        minimum = family_minimum(family, "linux")
         have, need = parse_version(facts.version), parse_version(minimum)
         if have is not None and need is not None and have < need:
             fixes = [Fix("system", msg("TC501.fix.driver", minimum=minimum), needs_admin=True)]
@@ -210,8 +217,7 @@ def _older_build(ctx: CheckContext, driver, column: str = "linux") -> Fix | None
     release = torch_release(torch.version)
     if release is None or torch.dist is None:
         return None
-    minimums = load("cuda_driver")["family_minimum"]
-    supported = {fam for fam, row in minimums.items() if (v := parse_version(row.get(column))) and driver >= v}
+    supported = {fam for fam, row in family_minimums().items() if (v := parse_version(row.on(column))) and driver >= v}
     candidates = [tag for tag in release.pip_cuda if tag.startswith("cu") and tag[2:-1] in supported]
     if not candidates:
         return None
@@ -224,14 +230,10 @@ def _older_build(ctx: CheckContext, driver, column: str = "linux") -> Fix | None
 
 
 def build_archs(torch_version: str | None, cuda_version: str, arch: str | None) -> tuple[list[str], str | None] | None:
-    table = load("cuda_arch")
-    key = "builds_aarch64" if arch == "aarch64" else "builds"
-    minor = minor_of(torch_version)
-    tag = "cu" + cuda_version.replace(".", "")
-    row = table.get(key, {}).get(minor or "", {}).get(tag)
-    if row is None:
+    build = arch_build(minor_of(torch_version), "cu" + cuda_version.replace(".", ""), aarch64=arch == "aarch64")
+    if build is None:
         return None
-    return list(row["archs"]), row.get("ptx")
+    return list(build.archs), build.ptx
 
 
 def _architectures(ctx: CheckContext, facts: DriverFacts) -> Iterator[Finding]:
@@ -250,7 +252,7 @@ def _architectures(ctx: CheckContext, facts: DriverFacts) -> Iterator[Finding]:
             continue
         cc = gpu.capability.replace(".", "")
         major = gpu.capability.split(".")[0]
-        suggestion = load("cuda_arch")["suggest"].get(major, "a build whose architecture list includes sm_" + cc)
+        suggestion = arch_suggestion(major) or "a build whose architecture list includes sm_" + cc
         yield finding(
             "TC503",
             Severity.WARNING if verdict == "ptx" else Severity.ERROR,
@@ -288,10 +290,4 @@ def supports(archs: list[str], ptx: str | None, capability: str) -> str:
     return "no"
 
 
-CHECK = Check(
-    name="cuda_driver",
-    ids=("TC501", "TC502", "TC503"),
-    summary="NVIDIA driver version and GPU architecture against the CUDA build of torch",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -206,9 +206,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _orphans(ctx)
 
 
-CHECK = Check(
-    name="duplicates",
-    ids=("TC203", "TC204"),
-    summary="several torch metadata folders; ~orch leftovers of interrupted pip runs; torch without metadata",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

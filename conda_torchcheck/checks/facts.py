@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from conda_torchcheck.builders import builder_of
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.inventory.fs import find_path
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
 from conda_torchcheck.inventory.torch import conda_owner, cuda_from_build, metadata_dirs_of, variant_from_build
-from conda_torchcheck.knowledge import load
+from conda_torchcheck.knowledge import conda_channels
 
 PIP_FAMILY = ("torch", "torchvision", "torchaudio", "torchtext")
 
 
-@functools.cache
-def channels_table() -> dict:
-    return load("conda_channels")
-
-
 def builder(channel: str | None) -> str:
-    """Who built a record's binaries: ``pytorch`` (also nightly/test), ``conda-forge``, ``anaconda`` (defaults),
-    ``nvidia``, or the channel itself for anything else."""
-    if not channel:
-        return "unknown"
-    lowered = channel.lower()
-    for name, channels in channels_table()["builders"].items():
-        if lowered in channels:
-            return name
-    return channel
+    """Who built a record's binaries (conda_torchcheck.builders), ``unknown`` for a record without a channel."""
+    return builder_of(channel) or "unknown"
 
 
 def channel_label(rec: CondaRecord) -> str:
@@ -165,5 +153,6 @@ def conda_state_vars(env: Environment) -> dict[str, str]:
 
 
 def family_records(env: Environment) -> list[CondaRecord]:
-    names = ("pytorch", *channels_table()["family"]["linked_to_libtorch"], *channels_table()["family"]["selectors"])
+    family = conda_channels.family()
+    names = ("pytorch", *family["linked_to_libtorch"], *family["selectors"])
     return [rec for name in names if (rec := env.record(name)) is not None]

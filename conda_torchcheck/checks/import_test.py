@@ -450,12 +450,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         yield from _success(ctx, result)
 
 
-CHECK = Check(
-    name="import_test",
-    ids=("TC701", "TC702", "TC703", "TC704", "TC705", "TC706"),
-    summary="opt-in (--import-test): import torch in the env's own python and explain what goes wrong",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)
 
 if __name__ == "__main__":  # pragma: no cover - manual use: python -m conda_torchcheck.checks.import_test PREFIX
     from conda_torchcheck.inventory import load_environment

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
-import functools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -16,14 +14,11 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.loading_common import chain  # noqa: F401 - the checks reach it through this module
 from conda_torchcheck.findings import Fix
 from conda_torchcheck.inventory.names import normalize
-from conda_torchcheck.knowledge import load
+from conda_torchcheck.knowledge.linux import apt_package_for as apt_package_for
+from conda_torchcheck.knowledge.linux import conda_package_for as conda_package_for
+from conda_torchcheck.knowledge.linux import nvidia_base_for as nvidia_base_for
 from conda_torchcheck.loader.graph import LoadGraph, SearchPlace
 from conda_torchcheck.messages import Text
-
-
-@functools.cache
-def libraries_table() -> dict:
-    return load("linux_libraries")
 
 
 def describe_place(place: SearchPlace) -> str:
@@ -62,25 +57,6 @@ def describe_resolution(graph: LoadGraph, place: SearchPlace | None, path: Path)
         if first is not None and first.step != "already-loaded":
             text += "; first found by " + describe_place(first)
     return text
-
-
-def conda_package_for(soname: str) -> str | None:
-    for pattern, package in libraries_table()["conda_package"].items():
-        if soname == pattern or ("*" in pattern and fnmatch.fnmatchcase(soname, pattern)):
-            return package
-    return None
-
-
-def apt_package_for(soname: str) -> str | None:
-    return libraries_table()["apt_package"].get(soname)
-
-
-def nvidia_base_for(soname: str) -> tuple[str, str] | None:
-    """``libnccl.so.2`` → (``nvidia-nccl``, ``nccl``): the pip package base name and nvidia/<folder>."""
-    for prefix, (base, folder) in sorted(libraries_table()["nvidia"].items(), key=lambda kv: -len(kv[0])):
-        if soname.startswith(prefix):
-            return base, folder
-    return None
 
 
 def torch_platform_requirements(ctx: CheckContext) -> list[Requirement]:

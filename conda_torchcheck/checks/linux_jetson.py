@@ -97,10 +97,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="linux_jetson",
-    ids=("TC504",),
-    summary="server-ARM (SBSA) CUDA wheels of torch on an NVIDIA Jetson",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -17,6 +17,7 @@ from conda_torchcheck.checks import linux_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.knowledge.linux import gcc_for_symbol_version
 from conda_torchcheck.loader import linux
 from conda_torchcheck.loader.graph import Dependency
 from conda_torchcheck.messages import msg
@@ -340,7 +341,7 @@ def _version_fixes(
         fixes.append(Fix("system", msg("TC402.fix.glibc", version=version, highest=highest)))
         return fixes
     if file.startswith("libstdc++.so") and _family(version) in ("GLIBCXX", "CXXABI"):
-        gcc = common.libraries_table()["glibcxx_to_gcc"].get(version)
+        gcc = gcc_for_symbol_version(version)
         in_env = _inside(target.path, env.prefix)
         env_copy = [p for p, where in alternatives if where == "env lib"]
         if common.is_conda_env(ctx) and in_env:
@@ -556,10 +557,4 @@ def _unreadable(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
         )
 
 
-CHECK = Check(
-    name="linux_loading",
-    ids=("TC401", "TC402", "TC406", "TC903"),
-    summary="libraries ld.so cannot find, symbol versions the winning copy lacks, substituted torch libraries",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -108,10 +108,4 @@ def _major(version: str) -> int | None:
     return int(head) if head.isdigit() and int(head) in (10, 11, 12, 13, 14) else None
 
 
-CHECK = Check(
-    name="linux_nvidia",
-    ids=("TC410", "TC412"),
-    summary="NVIDIA pip wheels: versions against torch's pins, two CUDA variants of one library",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -9,12 +9,13 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import linux_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge.linux import openmp_families
 from conda_torchcheck.loader import linux
 from conda_torchcheck.messages import msg
 
 
 def family_of(name: str) -> str | None:
-    for family, prefixes in common.libraries_table()["openmp"].items():
+    for family, prefixes in openmp_families().items():
         for prefix in prefixes:
             if name == prefix or name.startswith((prefix + ".", prefix + "-")):
                 return family
@@ -72,10 +73,4 @@ def _conda_owners(ctx: CheckContext, files: list[str]) -> dict[str, str]:
     return owners
 
 
-CHECK = Check(
-    name="linux_openmp",
-    ids=("TC420",),
-    summary="two OpenMP runtimes that would both load into the torch process",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -92,10 +92,4 @@ def _fix(ctx: CheckContext, directory: str) -> Fix:
     return Fix("env", msg("TC404.fix", directory=directory), commands=(command,))
 
 
-CHECK = Check(
-    name="linux_shadowing",
-    ids=("TC404",),
-    summary="LD_LIBRARY_PATH copies that shadow the libraries torch would otherwise load",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

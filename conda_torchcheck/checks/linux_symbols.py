@@ -223,10 +223,4 @@ def _fixes(
     return fixes
 
 
-CHECK = Check(
-    name="linux_symbols",
-    ids=("TC403",),
-    summary="undefined symbols no loaded library defines (MKL iJIT, NCCL, nvJitLink, mixed torch files)",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

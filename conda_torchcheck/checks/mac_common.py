@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-
 from conda_torchcheck.checks import loading_common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.loading_common import chain  # noqa: F401 - the checks reach it through this module
 from conda_torchcheck.findings import Fix
 from conda_torchcheck.loader.graph import SearchPlace
 from conda_torchcheck.messages import Text
-
-
-@functools.cache
-def dyld_table() -> dict:
-    from conda_torchcheck.knowledge import load
-
-    return load("macos_dyld")
 
 
 def describe_place(place: SearchPlace) -> str:

@@ -226,10 +226,4 @@ def _inside(path, folder) -> bool:
     return True
 
 
-CHECK = Check(
-    name="mac_loading",
-    ids=("TC450", "TC451", "TC453", "TC456"),
-    summary="dylibs dyld cannot load for torch (not found, wrong architecture, too new a macOS) or takes elsewhere",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

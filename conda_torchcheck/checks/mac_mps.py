@@ -11,45 +11,33 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from conda_torchcheck.checks import Check
-from conda_torchcheck.checks import mac_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Severity, finding
 from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.knowledge.macos import mps
 from conda_torchcheck.loader import macos
 from conda_torchcheck.messages import msg
 
 
-def needed_macos(table: dict, torch_version: str | None) -> str:
-    """The oldest macOS whose MPS this torch release can use."""
-    needed = table["min_macos"]
-    have = parse_version((torch_version or "").split("+", 1)[0])
-    for release, macos_version in sorted(table.get("min_macos_by_torch", {}).items(), key=lambda kv: Version(kv[0])):
-        if have is not None and have.release[:2] >= Version(release).release[:2]:
-            needed = macos_version
-    return needed
-
-
 def run(ctx: CheckContext) -> Iterator[Finding]:
-    table = common.dyld_table()["mps"]
+    table = mps()
     torch = ctx.torch
     installed = parse_version((torch.version or "").split("+", 1)[0]) if torch.installed else None
-    if ctx.env.os == "darwin" and installed is not None and installed < Version(table["min_torch"]):
+    if ctx.env.os == "darwin" and installed is not None and installed < parse_version(table.min_torch):
         yield finding(
             "TC455",
             Severity.WARNING,
             variant="no_backend",
             version=torch.version,
-            first=table["min_torch"],
-            evidence={"torch": torch.version, "mps_since": table["min_torch"]},
+            first=table.min_torch,
+            evidence={"torch": torch.version, "mps_since": table.min_torch},
         )
         return
     load = macos.torch_load(ctx)
     if load is None or load.first_error is not None:
         return
-    if load.search.arch not in table["arches"]:
+    if load.search.arch not in table.arches:
         return
     has_mps = any(
         "MetalPerformanceShaders.framework" in dep.name
@@ -59,7 +47,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
     if not has_mps:
         return
-    needed = needed_macos(table, ctx.torch.version)
+    needed = table.needed_macos(ctx.torch.version)
     host, source = load.search.macos, load.search.macos_source
     evidence = {"arch": load.search.arch, "host_macos": host, "host_macos_from": source, "needs_macos": needed}
     version = ctx.torch.version or "?"
@@ -72,10 +60,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield finding("TC455", Severity.INFO, version=version, host_text=host_text, evidence=evidence)
 
 
-CHECK = Check(
-    name="mac_mps",
-    ids=("TC455",),
-    summary="whether torch can use MPS (the Apple GPU) on this Mac: too old a macOS or torch for it is a warning",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

@@ -24,6 +24,7 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import mac_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge.macos import openmp_bundled, openmp_runtimes
 from conda_torchcheck.loader import macos
 from conda_torchcheck.messages import msg
 
@@ -53,7 +54,7 @@ def _runtime_files(ctx: CheckContext, names: frozenset[str]) -> list[Path]:
 
 
 def _owner(ctx: CheckContext, path: Path) -> str:
-    bundled = common.dyld_table()["openmp"]["bundled"]
+    bundled = openmp_bundled()
     for site in ctx.env.site_dirs:
         try:
             rel = path.parent.relative_to(site.path).as_posix()
@@ -69,7 +70,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     load = macos.torch_load(ctx)
     if load is None:
         return
-    names = frozenset(common.dyld_table()["openmp"]["runtimes"])
+    names = openmp_runtimes()
     torch_runtime = next((img for img in load.dyld.loaded if img.path.name in names), None)
     if torch_runtime is None:
         return
@@ -149,10 +150,4 @@ def _own_copies(ctx: CheckContext, loaded: Path, install: str, copies: dict[str,
     )
 
 
-CHECK = Check(
-    name="mac_openmp",
-    ids=("TC454",),
-    summary="two OpenMP runtimes in one process on macOS (torch's and another package's, or two in torch's wheel)",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

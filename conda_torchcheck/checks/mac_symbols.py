@@ -48,10 +48,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-CHECK = Check(
-    name="mac_symbols",
-    ids=("TC457",),
-    summary="symbols a torch dylib needs that the dylib it binds them to does not export (Symbol not found)",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

@@ -21,9 +21,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from conda_torchcheck.checks import Check
-from conda_torchcheck.checks import mac_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge import macos as macos_knowledge
 from conda_torchcheck.knowledge import parse_version
 from conda_torchcheck.messages import msg
 
@@ -52,7 +52,7 @@ def apple_silicon_host(ctx: CheckContext) -> tuple[bool | None, str]:
     or live ``sysctl hw.optional.arm64``; (None, "unknown") when neither can tell."""
     root = ctx.host.system_root
     if root is not None:
-        files = common.dyld_table()["mps"]["rosetta_files"]
+        files = macos_knowledge.mps().rosetta_files
         found = next((f for f in files if (Path(root) / f).is_file()), None)
         return (True, f"system-root: {found}") if found else (None, "unknown")
     if ctx.host.live and sys.platform == "darwin":
@@ -92,9 +92,8 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     torch = ctx.torch
     if torch.source == "conda":
         return  # conda-forge still builds osx-64 pytorch
-    table = common.dyld_table()["wheels"]
-    last_text = table["last_x86_64_torch"]
-    last = Version(last_text)
+    last_text = macos_knowledge.last_x86_64_torch()
+    last = parse_version(last_text)
     installed = parse_version(torch.version) if torch.installed else None
     if installed is not None and installed > last:
         return  # an arm64 (or self-built) torch in an x86_64 env: TC451 says whether it loads
@@ -137,10 +136,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="mac_x86",
-    ids=("TC452",),
-    summary="an x86_64 Python on macOS: PyPI has no torch wheels for it after 2.2.2",
-    run=run,
-    platforms=("darwin",),
-)
+CHECK = Check.declared(__name__, run)

@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.checks.facts import builder, channel_label, channels_table, record_variant
+from conda_torchcheck.checks.facts import builder, channel_label, record_variant
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.fs import find_path
 from conda_torchcheck.inventory.model import CondaRecord
 from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.knowledge.conda_channels import pytorch_channel
 from conda_torchcheck.messages import msg
 
 
@@ -26,15 +27,15 @@ def conflict(ctx: CheckContext) -> tuple[CondaRecord, CondaRecord] | None:
     The binary check (TC403) defers to TC105 for this cause, so that one cause gives one finding.
     """
     env = ctx.env
-    table = channels_table()["pytorch_channel"]
-    if env.platform not in table["mkl_ijit_platforms"]:
+    channel = pytorch_channel()
+    if env.platform not in channel.mkl_ijit_platforms:
         return None
     rec = env.record("pytorch")
     mkl = env.record("mkl")
     if rec is None or mkl is None or ctx.torch.source != "conda" or builder(rec.channel) != "pytorch":
         return None
     mkl_version = parse_version(mkl.version)
-    bad_from = parse_version(table["mkl_ijit_bad_from"])
+    bad_from = parse_version(channel.mkl_ijit_bad_from)
     if mkl_version is None or bad_from is None or mkl_version < bad_from:
         return None
     return rec, mkl
@@ -98,10 +99,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="mkl_ijit",
-    ids=("TC105",),
-    summary="mkl >= 2024.1 beside a pytorch-channel (dynamic MKL) pytorch: undefined symbol iJIT_NotifyEvent",
-    run=run,
-    platforms=("linux",),
-)
+CHECK = Check.declared(__name__, run)

@@ -69,9 +69,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="numpy_abi",
-    ids=("TC210",),
-    summary="NumPy 2 beside a torch built against NumPy 1 (before 2.3)",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -221,9 +221,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _family_manager(ctx)
 
 
-CHECK = Check(
-    name="pip_conda",
-    ids=("TC201", "TC202", "TC208"),
-    summary="pip torch beside or over conda's pytorch; torch family split between pip and conda",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -287,9 +287,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
                 return
 
 
-CHECK = Check(
-    name="python_abi",
-    ids=("TC111",),
-    summary="torch built for, or installed under, another Python version than the env's interpreter",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

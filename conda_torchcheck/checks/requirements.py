@@ -18,7 +18,7 @@ from conda_torchcheck.checks.facts import manager_of
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.model import Distribution, Environment
 from conda_torchcheck.inventory.names import normalize
-from conda_torchcheck.knowledge import load
+from conda_torchcheck.knowledge.python_env import import_time_requirements, skipped_requirements
 from conda_torchcheck.messages import msg
 
 FAMILY = ("torch", "torchvision", "torchaudio")
@@ -75,8 +75,7 @@ def unmet(env: Environment, dist: Distribution) -> list[tuple[str, str, str | No
     """
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    table = load("python_requirements")["skip"]
-    skip, skip_names = tuple(table["prefixes"]), set(table.get("names", ()))
+    skip, skip_names = skipped_requirements()
     out = []
     for text in dist.requires:
         m = _REQUIREMENT.match(text)
@@ -110,7 +109,7 @@ def module_on_path(env: Environment, module: str) -> bool:
 
 def run(ctx: CheckContext) -> Iterator[Finding]:
     env = ctx.env
-    import_time = {normalize(k): v for k, v in load("python_requirements")["import_time"].get("torch", {}).items()}
+    import_time = import_time_requirements("torch")
     markers = marker_environment(env)
     for family_name in FAMILY:
         dist = env.dist(family_name)
@@ -154,9 +153,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-CHECK = Check(
-    name="requirements",
-    ids=("TC209",),
-    summary="Python dependencies torch, torchvision or torchaudio declare that are missing or too old",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -14,7 +14,7 @@ from conda_torchcheck.checks.facts import PIP_FAMILY, conda_state_vars
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import Environment, SiteDir
-from conda_torchcheck.knowledge import load
+from conda_torchcheck.knowledge.python_env import torch_import_modules
 from conda_torchcheck.messages import msg
 
 
@@ -192,7 +192,7 @@ def _shadowing_modules(directory: Path) -> list[Path]:
         entries = sorted(directory.iterdir())
     except OSError:
         return []
-    names = frozenset(load("shadowing")["torch_import_modules"])
+    names = torch_import_modules()
     shadows = []
     for entry in entries:
         stem = entry.stem if entry.suffix == ".py" and entry.is_file() else None
@@ -245,9 +245,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _cwd(ctx)
 
 
-CHECK = Check(
-    name="shadowing",
-    ids=("TC205", "TC206"),
-    summary="torch in the user site, in PYTHONPATH / .pth folders or in the working directory",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -15,47 +15,44 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import load, parse_version
+from conda_torchcheck.knowledge import TorchRelease, parse_version, torch_releases
+from conda_torchcheck.knowledge.cuda import family_minimum, toolkit_driver
+from conda_torchcheck.knowledge.version import cuda_tag_version, release_key
 from conda_torchcheck.messages import msg
 
 #: 32-bit interpreters (PE x86, ELF i386/armv7): torch publishes no wheels for them
 BITS32_ARCHES = frozenset({"x86", "i386", "i686", "armv7l", "armv7", "arm"})
 
 
-def _latest_release(python: tuple[int, int] | None) -> tuple[str, dict, bool]:
+def _latest_release(python: tuple[int, int] | None) -> tuple[str, TorchRelease, bool]:
     """(minor, row, python_supported): the newest known torch release, or the newest that supports ``python``
     when the newest does not (for a Python older than its minimum)."""
-    releases = load("torch_releases")["releases"]
-    ordered = sorted(releases, key=lambda m: tuple(int(p) for p in m.split(".")))
+    ordered = torch_releases()
     newest = ordered[-1]
     if python is None:
-        return newest, releases[newest], True
-    for minor in reversed(ordered):
-        low, high = (tuple(int(p) for p in v.split(".")) for v in releases[minor]["python"])
+        return newest.minor, newest, True
+    for release in reversed(ordered):
+        low, high = (release_key(v) for v in release.python)
         if low <= python <= high:
-            return minor, releases[minor], True
-    return newest, releases[newest], False
+            return release.minor, release, True
+    return newest.minor, newest, False
 
 
 def _cuda_tag_for_driver(tags: list[str], driver: str, os_name: str) -> str | None:
     """The newest cuXY index of ``tags`` this driver runs: first by the toolkit's own driver (full support),
     else by the CUDA family's minimum (minor-version compatibility)."""
-    table = load("cuda_driver")
     have = parse_version(driver)
     if have is None:
         return None
 
-    def version_of(tag: str) -> str:
-        digits = tag[2:]
-        return f"{digits[:-1]}.{digits[-1]}"
-
-    by_newest = sorted(tags, key=lambda t: tuple(int(p) for p in version_of(t).split(".")), reverse=True)
+    version_of = cuda_tag_version
+    by_newest = sorted(tags, key=lambda t: release_key(version_of(t)), reverse=True)
     for tag in by_newest:
-        need = table["toolkit_driver"].get(version_of(tag), {}).get(os_name)
+        need = toolkit_driver(version_of(tag), os_name)
         if need and have >= parse_version(need):
             return tag
     for tag in by_newest:
-        need = table["family_minimum"].get(version_of(tag).split(".")[0], {}).get(os_name)
+        need = family_minimum(version_of(tag).split(".")[0], os_name)
         if need and have >= parse_version(need):
             return tag
     return None
@@ -83,14 +80,19 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     python = env.python.major_minor
     minor, row, supported = _latest_release(python)
     driver, driver_text = _driver(ctx)
-    pip_tags = [t for t in row.get("pip_cuda", ()) if t.startswith("cu")]
+    pip_tags = [t for t in row.pip_cuda if t.startswith("cu")]
     cuda_tag = _cuda_tag_for_driver(pip_tags, driver, env.os) if driver and env.os in ("linux", "windows") else None
+    cuda_pin = None
+    if cuda_tag is None and driver and env.os in ("linux", "windows") and not row.pip_cuda_known:
+        # the newest row names only some of its CUDA builds: the newest release known to have one this driver runs
+        cuda_pin, cuda_tag = _older_cuda_build(minor, python, driver, env.os)
     py_text = ".".join(map(str, python)) if python else None
     evidence = {
         "python": py_text,
         "newest_known_torch": minor,
         "nvidia_driver": driver_text,
         **({"cuda_build": cuda_tag} if cuda_tag else {}),
+        **({"cuda_build_torch": cuda_pin} if cuda_pin else {}),
     }
     if env.python.arch in BITS32_ARCHES:
         # no torch release has wheels for a 32-bit Python: pip sees none (or PyPI's 0.1.2 placeholders)
@@ -104,7 +106,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             arch=env.python.arch,
         )
         return
-    fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver))
+    fixes = list(_fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver, cuda_pin))
     variant = "python_unsupported" if not supported else "missing"
     # a Python the newest torch does not support cannot get torch at all: a problem, not only a fact
     yield finding(
@@ -116,12 +118,24 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         prefix=str(env.prefix),
         python=py_text or "?",
         minor=minor,
-        low=row["python"][0],
-        high=row["python"][1],
+        low=row.python[0],
+        high=row.python[1],
     )
 
 
-def _fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver) -> Iterator[Fix]:
+def _older_cuda_build(
+    newest: str, python: tuple[int, int] | None, driver: str, os_name: str
+) -> tuple[str | None, str | None]:
+    """(``"X.Y.*"``, tag): the CUDA build this driver runs of the newest release before ``newest`` whose every
+    CUDA build the tables list, when it supports ``python``; (None, None) otherwise."""
+    complete = [r for r in torch_releases() if r.minor != newest and r.pip_cuda_known and r.pip_cuda]
+    if not complete or (python is not None and not complete[-1].supports_python(python)):
+        return None, None
+    tag = _cuda_tag_for_driver([t for t in complete[-1].pip_cuda if t.startswith("cu")], driver, os_name)
+    return (f"{complete[-1].minor}.*", tag) if tag else (None, None)
+
+
+def _fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver, cuda_pin=None) -> Iterator[Fix]:
     env = ctx.env
     pin = None if minor == _latest_release(None)[0] else f"{minor}.*"
     if env.layout in ("conda", "pixi"):
@@ -137,7 +151,8 @@ def _fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver) -> Iterator[F
         return
     cpu = cmd.pip(env, f"install {cmd.spec(torch_spec)} --index-url {cmd.pip_index_url('cpu')}")
     if cuda_tag is not None:
-        cuda = cmd.pip(env, f"install {cmd.spec(torch_spec)} --index-url {cmd.pip_index_url(cuda_tag)}")
+        cuda_spec = f"torch=={cuda_pin}" if cuda_pin else torch_spec
+        cuda = cmd.pip(env, f"install {cmd.spec(cuda_spec)} --index-url {cmd.pip_index_url(cuda_tag)}")
         yield Fix("pip", msg("TC100.fix_pip_cuda", tag=cuda_tag, driver=driver), commands=(cuda,))
         yield Fix("pip", msg("TC100.fix_pip_cpu_also"), commands=(cpu,))
         return
@@ -153,7 +168,7 @@ def _fixes(ctx, minor, row, supported, cuda_tag, pip_tags, driver) -> Iterator[F
 
 def _cuda_family_ok(driver: str) -> bool:
     """Whether the driver runs conda-forge's CUDA 12 builds (``__cuda >= 12``: minor-version compatibility)."""
-    need = load("cuda_driver")["family_minimum"]["12"]["linux"]
+    need = family_minimum("12", "linux")
     have = parse_version(driver)
     return have is not None and have >= parse_version(need)
 
@@ -185,9 +200,4 @@ def _conda_fixes(ctx, pin: str | None, cuda: bool | None) -> Iterator[Fix]:
         yield Fix("conda", msg(key), commands=commands)
 
 
-CHECK = Check(
-    name="torch_missing",
-    ids=("TC100",),
-    summary="torch is not installed: say so, with the install command that fits this env",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

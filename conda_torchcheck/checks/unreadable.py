@@ -129,9 +129,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             yield _dist(ctx, problem)
 
 
-CHECK = Check(
-    name="unreadable",
-    ids=("TC901", "TC902"),
-    summary="conda-meta records or package metadata that cannot be read",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -158,10 +158,18 @@ def _pytorch_cuda(ctx: CheckContext) -> Iterator[Finding]:
             ),
         )
     )
+    variant, severity = ("version" if wrong_build else "unpublished"), Severity.WARNING
+    if wrong_build and built.split(".")[0] != pc_cuda.split(".")[0]:
+        # another CUDA major: the libraries of the build's major (libcudart.so.11.0 for CUDA 11.x) come only
+        # from a runtime package of that major; without one, the dynamic loader finds none and the import fails
+        runtimes = _cuda_runtimes(env)
+        evidence["CUDA runtime packages"] = [f"{name} {version}" for name, version in runtimes] or "none"
+        if not any(version.split(".")[0] == built.split(".")[0] for _, version in runtimes):
+            variant, severity = "version_breaks", Severity.ERROR
     yield finding(
         "TC103",
-        Severity.WARNING,
-        variant="version" if wrong_build else "unpublished",
+        severity,
+        variant=variant,
         pytorch_cuda=pc_cuda,
         built=built or "?",
         minor=minor_of(rec.version) or "?",
@@ -169,6 +177,15 @@ def _pytorch_cuda(ctx: CheckContext) -> Iterator[Finding]:
         evidence=evidence,
         fixes=fixes,
     )
+
+
+#: conda packages that carry the CUDA runtime library (libcudart) of their version's major
+_CUDA_RUNTIME_PACKAGES = ("cuda-cudart", "cudatoolkit", "cuda-runtime", "cuda-toolkit")
+
+
+def _cuda_runtimes(env) -> list[tuple[str, str]]:
+    """(name, version) of the env's conda packages that install a CUDA runtime."""
+    return [(r.name, r.version) for r in env.conda_records if r.name in _CUDA_RUNTIME_PACKAGES]
 
 
 def _cudatoolkit(ctx: CheckContext) -> Iterator[Finding]:
@@ -219,9 +236,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _cudatoolkit(ctx)
 
 
-CHECK = Check(
-    name="variant",
-    ids=("TC102", "TC103"),
-    summary="cpu and cuda builds mixed in the conda torch family; pytorch-cuda not matching pytorch",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

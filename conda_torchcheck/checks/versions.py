@@ -12,7 +12,7 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.facts import BuildVariant, dist_variant, manager_of, record_variant
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.model import Distribution, Environment
-from conda_torchcheck.knowledge import load, parse_version, torch_release
+from conda_torchcheck.knowledge import parse_version, release_channels, torch_release
 from conda_torchcheck.messages import msg
 
 
@@ -67,7 +67,7 @@ def torchaudio_ok(torch_version: str, audio_version: str) -> tuple[bool, str]:
     a = parse_version(audio_version.split("+", 1)[0])
     if t is None or a is None:
         return True, ""
-    stable_from = parse_version(load("torch_releases")["channels"]["torchaudio_stable_abi_from"])
+    stable_from = parse_version(release_channels().torchaudio_stable_abi_from)
     if a >= stable_from:
         ok = (t.major, t.minor) >= (a.major, a.minor)
         return ok, f"torch >= {a.major}.{a.minor}"
@@ -224,9 +224,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _local_versions(ctx)
 
 
-CHECK = Check(
-    name="versions",
-    ids=("TC104", "TC207"),
-    summary="torchvision/torchaudio built for another torch release or another build (+cpu vs +cuXYZ)",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

@@ -162,10 +162,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-CHECK = Check(
-    name="win_binaries",
-    ids=("TC303", "TC304"),
-    summary="DLLs that are found but are the wrong build: missing exports (127) or architecture (193)",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -119,11 +119,10 @@ def vc_fixes(
     the fix that always works and needs no administrator rights; the system redistributable helps only while the
     env has no copy of its own. A venv or python.org install can only use the system redistributable.
     """
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge.windows import redist_url
 
     arch = ctx.env.python.arch or "x86_64"
-    urls = load("windows_vc_runtime")["fix"]["redist_url"]
-    url = urls.get(arch, urls["x86_64"])
+    url = redist_url(arch)
     redist_arch = {"x86_64": "x64", "x86": "x86", "arm64": "ARM64"}.get(arch, arch)
     prefix = ctx.env.prefix
     spec = f'"vc14_runtime>={minimum}"'

@@ -17,7 +17,7 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.win_common import owner_of, python_command, reinstall_fixes, windows_graph
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
-from conda_torchcheck.knowledge import load
+from conda_torchcheck.knowledge.windows import cudnn_libraries
 from conda_torchcheck.messages import msg
 
 
@@ -71,14 +71,15 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     graph = windows_graph(ctx)
     if graph is None or graph.process is None:
         return
-    for major, row in load("windows_cuda")["cudnn"].items():
-        main = _main_copy(ctx, graph, row["main"])
+    for libraries in cudnn_libraries():
+        major = libraries.major
+        main = _main_copy(ctx, graph, libraries.main)
         if main is None:
             continue
         main_version = graph.module_version(main)
         missing: list[str] = []
         mismatched: list[str] = []
-        for sub in row["sublibraries"]:
+        for sub in libraries.sublibraries:
             hit = _find(graph, main.parent, sub)
             if hit is None:
                 missing.append(sub)
@@ -102,7 +103,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
                 count=len(missing),
                 dlls=", ".join(missing),
                 folder=str(main.parent),
-                error=row["error"].format(dll=missing[0]),
+                error=libraries.error.format(dll=missing[0]),
                 evidence=evidence,
                 fixes=_fixes(ctx),
             )
@@ -121,10 +122,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-CHECK = Check(
-    name="win_cuda",
-    ids=("TC312",),
-    summary="cuDNN's lazily loaded sub-libraries are missing or from another cuDNN build (Windows CUDA builds)",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -14,7 +14,8 @@ from conda_torchcheck.checks import Check, cuda_driver
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.win_common import windows_graph
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import load, parse_version
+from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.knowledge.cuda import family_minimum
 from conda_torchcheck.messages import msg
 
 
@@ -33,7 +34,7 @@ def driver_from_file_version(text: str | None) -> str | None:
 
 def windows_minimum(family: str) -> str | None:
     """The driver minimum for a CUDA family on Windows: the TC501 table (knowledge/cuda_driver.toml)."""
-    return load("cuda_driver")["family_minimum"].get(family, {}).get("windows")
+    return family_minimum(family, "windows")
 
 
 def run(ctx: CheckContext) -> Iterator[Finding]:
@@ -107,10 +108,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="win_cuda_driver",
-    ids=("TC313",),
-    summary="the NVIDIA driver (System32\\nvcuda.dll) against the CUDA build of torch, on Windows",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -20,6 +20,7 @@ from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.win_common import ERROR_REASON, is_conda_like, python_command, windows_graph
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
+from conda_torchcheck.knowledge.version import numbers
 from conda_torchcheck.messages import msg, translate
 
 
@@ -94,11 +95,11 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
 
     From the packages' file lists (RECORD, conda-meta), so nothing is walked: site-packages and Library\\bin alike.
     """
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge.windows import foreign_packages
     from conda_torchcheck.loader.windows import read_record
 
     names = closure_names(graph)
-    known = load("windows_foreign")["packages"]
+    known = foreign_packages()
     torch_names = {"torch", "pytorch", "libtorch", "pytorch-cuda", "pytorch-gpu", "pytorch-cpu"}
     out: list[Copy] = []
     seen: set[str] = set()
@@ -115,8 +116,8 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
         if not hits:
             continue
         ext_dirs = {_norm(os.path.dirname(r)) for r in rows if r.lower().endswith(".pyd")}
-        info = known.get(key, {})
-        if not ext_dirs and not info:
+        info = known.get(key)
+        if not ext_dirs and info is None:
             # data-only wheels (nvidia-*-cu12): their DLLs load only when some other package loads them, and
             # "import <it> first" would not be true; say nothing rather than name the wrong import
             continue
@@ -133,7 +134,8 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
                     f"pip: {dist.raw_name} {dist.version}",
                     dist.raw_name,
                     str(dist.version),
-                    info.get("import_name") or (top if not top.endswith((".libs", ".data")) else dist.raw_name),
+                    (info.import_name if info else None)
+                    or (top if not top.endswith((".libs", ".data")) else dist.raw_name),
                     _norm(os.path.dirname(rel)) in ext_dirs,
                     "pip",
                     tuple(
@@ -181,17 +183,11 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
     return out
 
 
-def _tuple(text: str | None) -> tuple[int, ...]:
-    from conda_torchcheck.loader.windows import version_tuple
-
-    return version_tuple(text) or ()
-
-
 @functools.cache
 def _versioned_prefixes() -> tuple[str, ...]:
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge.windows import versioned_dll_prefixes
 
-    return tuple(load("windows_foreign")["versioned_prefixes"])
+    return versioned_dll_prefixes()
 
 
 def _versioned(name: str) -> bool:
@@ -270,16 +266,16 @@ def verdict(ctx: CheckContext, graph, copy: Copy) -> dict | None:
             torch_copy
         ):
             return None  # identical
-        if _versioned(copy.name) and have and theirs and _tuple(have) >= _tuple(theirs):
+        if _versioned(copy.name) and have and theirs and numbers(have) >= numbers(theirs):
             return None  # new enough
     importers = _importers(graph, copy.name, torch_copy)
     if not importers:
         return None
     result = {"winner_torch_first": str(torch_copy) if torch_copy else None, "torch_first_version": theirs}
     for rule in vc_minimum(ctx.torch.version):
-        if rule["dll"].lower() == copy.name and theirs and _tuple(theirs)[:2] < _tuple(rule["version"])[:2]:
+        if rule["dll"].lower() == copy.name and theirs and numbers(theirs)[:2] < numbers(rule["version"])[:2]:
             return None  # torch fails in either order: TC302's finding, and "import torch first" would not help
-        if rule["dll"].lower() == copy.name and have and _tuple(have)[:2] < _tuple(rule["version"])[:2]:
+        if rule["dll"].lower() == copy.name and have and numbers(have)[:2] < numbers(rule["version"])[:2]:
             return {
                 **result,
                 "kind": "1114",
@@ -291,14 +287,14 @@ def verdict(ctx: CheckContext, graph, copy: Copy) -> dict | None:
     if missing:
         first = next(m for m in importers if m.path.name in missing)
         return {**result, "kind": "127", "missing": missing, "importer": first}
-    if not (_versioned(copy.name) and have and theirs and _tuple(have) < _tuple(theirs)):
+    if not (_versioned(copy.name) and have and theirs and numbers(have) < numbers(theirs)):
         return None
     if dll_kind(copy.name) == "vc-runtime":
         # older than torch's copy is fine down to the toolset that built torch (Microsoft's rule, TC302.toolset)
         linkers = graph.linker_versions()
-        if not linkers or _tuple(have)[:2] >= max(linkers):
+        if not linkers or numbers(have)[:2] >= max(linkers):
             return None
-    if copy.name.startswith("cudnn64_") and _tuple(have)[:2] < _tuple(theirs)[:2]:
+    if copy.name.startswith("cudnn64_") and numbers(have)[:2] < numbers(theirs)[:2]:
         # torch.backends.cudnn refuses a runtime minor older than the one torch was built with (the copy it
         # ships or was solved with stands for that); knowledge/windows_cuda.toml [TORCH-CUDNN]
         return {**result, "kind": "cudnn", "importer": importers[0]}
@@ -426,10 +422,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-CHECK = Check(
-    name="win_foreign",
-    ids=("TC311",),
-    summary="another package's copy of a DLL torch imports wins when that package is imported first",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

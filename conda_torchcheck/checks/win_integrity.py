@@ -307,10 +307,4 @@ def _size(path: Path) -> int | str:
         return "?"
 
 
-CHECK = Check(
-    name="win_integrity",
-    ids=("TC308", "TC309"),
-    summary="torch's files against pip RECORD / conda-meta (missing, truncated, altered) and stale DLLs",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -30,7 +30,7 @@ from conda_torchcheck.checks.win_common import (
 )
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
-from conda_torchcheck.knowledge import parse_version
+from conda_torchcheck.knowledge.windows import runtime_minimum
 from conda_torchcheck.messages import msg
 
 NEW_VC_DLLS = ("vcruntime140_threads.dll", "msvcp140_atomic_wait.dll")
@@ -323,15 +323,16 @@ def _unreadable(graph) -> Iterator[Finding]:
 
 
 def _unexamined(graph, misses: dict[str, Miss]) -> list[str]:
-    names: dict[str, None] = {}
+    # Windows matches DLL names without regard to case: KERNEL32.dll and kernel32.dll are one DLL, named once
+    names: dict[str, str] = {}
     for _module, dep in graph.iter_edges():
         res = dep.resolution
         if dep.kind != "delay-import" and res is not None and res.assumed and res.found_by.step == "unexamined":
-            names.setdefault(dep.name, None)
+            names.setdefault(dep.name.lower(), dep.name)
     for name, value in graph.vc_probe.items():
         if value is not None and value.assumed and value.found_by.step == "unexamined":
-            names.setdefault(name, None)
-    return list(names)
+            names.setdefault(name.lower(), name)
+    return list(names.values())
 
 
 def unexamined_finding(ctx: CheckContext, graph, names: list[str]) -> Finding:
@@ -341,7 +342,7 @@ def unexamined_finding(ctx: CheckContext, graph, names: list[str]) -> Finding:
     requirement = ""
     vc = [n for n in names if dll_kind(n) == "vc-runtime"]
     if vc:
-        need = "14.40" if (parse_version(torch_version) or parse_version("0")) >= parse_version("2.9") else None
+        need = runtime_minimum("msvcp140.dll", torch_version)
         if any(n.lower() in NEW_VC_DLLS for n in vc) or need:
             from conda_torchcheck.messages import translate
 
@@ -368,10 +369,4 @@ def unexamined_finding(ctx: CheckContext, graph, names: list[str]) -> Finding:
     )
 
 
-CHECK = Check(
-    name="win_missing",
-    ids=("TC301", "TC310", "TC903"),
-    summary="DLLs torch's import cannot find on Windows, with the chain and the places searched",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -14,27 +14,21 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.win_common import ERROR_REASON, first_outcome_with, python_command, windows_graph
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import load
+from conda_torchcheck.knowledge import windows
+from conda_torchcheck.knowledge.version import release_key
 from conda_torchcheck.messages import msg, translate
 
-
-def _v(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split("."))
-
-
-def os_name(version: tuple[int, ...]) -> str:
-    names = load("windows_os")["names"]
-    return names.get(f"{version[0]}.{version[1]}", f"Windows {version[0]}.{version[1]}")
+os_name = windows.os_name  # other modules import it from here
 
 
 def too_new_imports(graph, version: tuple[int, ...]) -> list[tuple[object, str, str, str]]:
     """(module, dll, function, since) for each function torch's own DLLs import that this Windows lacks."""
     from conda_torchcheck.binaries.pe import PEInfo, read_pe
 
-    table = [row for row in load("windows_os")["function"] if version[:2] < _v(row["since"])]
+    table = [f for f in windows.os_functions() if version[:2] < f.since]
     if not table:
         return []
-    wanted = {(row["dll"].lower(), row["name"]): row["since"] for row in table}
+    wanted = {(f.dll.lower(), f.name): ".".join(map(str, f.since)) for f in table}
     dlls = {dll for dll, _ in wanted}
     out = []
     for module in graph.modules.values():
@@ -78,12 +72,12 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     per_module: dict[str, list[str]] = {}
     for hit_module, hit_dll, hit_function, hit_since in hits:
         per_module.setdefault(hit_module.path.name, []).append(
-            f"{hit_dll}!{hit_function} (since {os_name(_v(hit_since))})"
+            f"{hit_dll}!{hit_function} (since {os_name(release_key(hit_since))})"
         )
-    last = load("windows_os")["last_without"]
-    fixes = [Fix("system", msg("TC314.fix.upgrade", since=os_name(_v(since))))]
+    last = windows.last_torch_without_new_os_functions()
+    fixes = [Fix("system", msg("TC314.fix.upgrade", since=os_name(release_key(since))))]
     if ctx.torch.source != "conda":
-        major, minor = _v(last)[:2]
+        major, minor = release_key(last)[:2]
         cmd = f'{python_command(ctx)} -m pip install "torch<{major}.{minor + 1}"'
         fixes.append(Fix("pip", msg("TC314.fix.pin", last=last), commands=(cmd,)))
     yield finding(
@@ -94,7 +88,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         torch=ctx.torch.version or "?",
         module=module.path.name,
         functions=", ".join(functions),
-        since=os_name(_v(since)),
+        since=os_name(release_key(since)),
         error_line=error_line,
         evidence={
             "windows": f"{os_name(version)} {shown}",
@@ -105,10 +99,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="win_oldos",
-    ids=("TC314",),
-    summary="torch's DLLs import Windows functions the OS version they run on lacks (Windows 7)",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

@@ -188,10 +188,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="win_openmp",
-    ids=("TC305",),
-    summary="two different libiomp5md.dll copies in reach of one process (OMP: Error #15)",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

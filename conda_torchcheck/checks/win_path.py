@@ -149,10 +149,4 @@ def _path_entries(ctx: CheckContext, graph) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="win_path",
-    ids=("TC306", "TC307"),
-    summary="what PATH and the current folder really change for torch's DLL loading",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

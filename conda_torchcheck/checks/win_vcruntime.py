@@ -22,15 +22,10 @@ from conda_torchcheck.checks.win_common import (
     windows_graph,
 )
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge.version import numbers
 from conda_torchcheck.messages import msg, translate
 
 RUNTIME_NAMES = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")
-
-
-def _tuple(text: str | None) -> tuple[int, ...]:
-    from conda_torchcheck.loader.windows import version_tuple
-
-    return version_tuple(text) or ()
 
 
 def runtime_sources(ctx: CheckContext, graph) -> dict[str, str]:
@@ -84,7 +79,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         if rule["dll"].lower() != "msvcp140.dll":
             continue
         need = rule["version"]
-        if _tuple(have)[:2] >= _tuple(need)[:2]:
+        if numbers(have)[:2] >= numbers(need)[:2]:
             continue
         failing = next((o for o in graph.outcomes if o.error == ERROR_DLL_INIT_FAILED), None)
         module = failing.failing[0].name if failing and failing.failing else "c10.dll"
@@ -108,7 +103,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             fixes=fixes,
         )
         return
-    if toolset is not None and _tuple(have)[:2] < toolset:
+    if toolset is not None and numbers(have)[:2] < toolset:
         yield finding(
             "TC302",
             Severity.WARNING,
@@ -123,10 +118,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-CHECK = Check(
-    name="win_vcruntime",
-    ids=("TC302",),
-    summary="the Visual C++ runtime copy that wins in the process is older than this torch needs",
-    run=run,
-    platforms=("windows",),
-)
+CHECK = Check.declared(__name__, run)

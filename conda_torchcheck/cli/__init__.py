@@ -12,6 +12,7 @@ VERBS: dict[str, str] = {
     "repair": "conda_torchcheck.cli.main_repair",
     "tree": "conda_torchcheck.cli.main_tree",
     "explain": "conda_torchcheck.cli.main_explain",
+    "run": "conda_torchcheck.cli.main_run",
     "spec": "conda_torchcheck.cli.main_spec",
     "hooks": "conda_torchcheck.cli.main_hooks",
     "list-checks": "conda_torchcheck.cli.main_list_checks",

@@ -150,5 +150,7 @@ def execute_fleet(args: argparse.Namespace, fmt: str) -> int:
     else:
         from conda_torchcheck.render.fleet import render_fleet_text
 
-        sys.stdout.write(render_fleet_text(doc, lang=args.lang, color=wants_color(sys.stdout)))
+        # `conda torchcheck --all` (conda's env list handed over) names conda's command in the footer
+        command = "conda torchcheck" if getattr(args, "known_envs", None) is not None else "conda-torchcheck"
+        sys.stdout.write(render_fleet_text(doc, lang=args.lang, color=wants_color(sys.stdout), command=command))
     return int(doc["exit_code"])

@@ -23,7 +23,9 @@ def execute(args: argparse.Namespace) -> int:
     wanted = args.id
     page = DOCS_DIR / "README.md" if wanted is None else docs_page(wanted)
     if page is None or not page.is_file():
-        known = sorted(p.stem for p in DOCS_DIR.glob("TC*.md"))
+        from conda_torchcheck.registry import ids
+
+        known = ids()
         raise UsageError(
             translate("cli.docs.unknown_id", id=wanted), hint=translate("cli.docs.known", ids=", ".join(known))
         )

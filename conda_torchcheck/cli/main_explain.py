@@ -96,7 +96,7 @@ def read_text(args: argparse.Namespace) -> tuple[str, str]:
 
 def choose_target(args: argparse.Namespace, text: str) -> tuple[Path | None, str | None]:
     """The env to check and why (see the module docstring)."""
-    if args.no_env:
+    if getattr(args, "no_env", False):
         return None, None
     if getattr(args, "prefix", None):
         return Path(os.path.expanduser(args.prefix)), "prefix"
@@ -128,14 +128,25 @@ def _is_env(path: Path) -> bool:
 
 def build_explanation(args: argparse.Namespace):
     from conda_torchcheck.errors import UsageError
-    from conda_torchcheck.explain import explain
-    from conda_torchcheck.messages import msg
 
     text, source = read_text(args)
     if not text.strip() and not args.import_test:
         raise UsageError(translate("explain.no_text"), hint=translate("explain.no_text_hint"))
-    prefix, reason = choose_target(args, text)
-    if args.import_test and prefix is None:
+    return explanation_for(args, text, source)
+
+
+def explanation_for(
+    args: argparse.Namespace, text: str, source: str, *, prefix: Path | None = None, reason: str | None = None
+):
+    """explain ``text`` against the env ``prefix`` (when given) or the one :func:`choose_target` picks."""
+    from conda_torchcheck.errors import UsageError
+    from conda_torchcheck.explain import explain
+    from conda_torchcheck.messages import msg
+
+    if prefix is None:
+        prefix, reason = choose_target(args, text)
+    import_test = bool(getattr(args, "import_test", False))
+    if import_test and prefix is None:
         raise UsageError(
             translate("explain.import_test_needs_env"), hint=translate("explain.import_test_needs_env_hint")
         )
@@ -152,11 +163,12 @@ def build_explanation(args: argparse.Namespace):
             cwd=getattr(args, "cwd", None),
             system_root=getattr(args, "system_root", None),
         )
-        options = CheckOptions(import_test=bool(args.import_test), import_timeout=float(args.import_timeout or 60.0))
+        timeout = float(getattr(args, "import_timeout", None) or 60.0)
+        options = CheckOptions(import_test=import_test, import_timeout=timeout)
         ctx = CheckContext(env, host, options)
     import_result = None
     notes = []
-    if args.import_test and ctx is not None:
+    if import_test and ctx is not None:
         from conda_torchcheck.checks.import_test import import_test_result
 
         import_result = import_test_result(ctx)
@@ -180,11 +192,17 @@ def build_explanation(args: argparse.Namespace):
 
 
 def execute(args: argparse.Namespace) -> int:
+    result = build_explanation(args)
+    print_explanation(args, result)
+    return 1 if result.has_errors else 0
+
+
+def print_explanation(args: argparse.Namespace, result) -> None:
+    """The explanation on stdout in the format the arguments ask for (text, json, markdown)."""
     from conda_torchcheck.explain.render import render_explanation_json, render_explanation_text
     from conda_torchcheck.render.style import wants_color
 
     fmt = output_format(args)
-    result = build_explanation(args)
     lang = getattr(args, "lang", None)
     if fmt == "json":
         out = render_explanation_json(result, lang=lang)
@@ -195,4 +213,3 @@ def execute(args: argparse.Namespace) -> int:
     else:
         out = render_explanation_text(result, lang=lang, color=wants_color(sys.stdout), verbose=args.verbose)
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
-    return 1 if result.has_errors else 0

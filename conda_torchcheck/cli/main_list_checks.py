@@ -1,4 +1,5 @@
-"""``list-checks``: the checks and the finding ids each can produce."""
+"""``list-checks``: every emitter of findings (checks, spec rules, activation scripts, the runner) and its ids,
+from conda_torchcheck.registry."""
 
 from __future__ import annotations
 
@@ -16,27 +17,34 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
 
 
 def execute(args: argparse.Namespace) -> int:
-    from conda_torchcheck.checks import all_checks
+    from conda_torchcheck import registry
     from conda_torchcheck.findings import DOCS_DIR, docs_command, docs_page
-    from conda_torchcheck.messages import translate
+    from conda_torchcheck.messages import lookup, translate
 
-    checks = all_checks()
+    def title(finding_id: str) -> str:
+        # ids whose every message has a variant (TC602's three channel-order cases) have no plain title
+        if lookup(f"{finding_id}.title") is None:
+            return registry.spec(finding_id).summary  # type: ignore[union-attr]
+        return translate(f"{finding_id}.title", args.lang)
+
+    # every emitter the registry knows: the engine checks, spec check's rules, the activation scripts, the runner
+    emitters = [e for e in registry.EMITTERS if e.ids]
     if getattr(args, "json", False):
         doc = [
             {
-                "name": c.name,
-                "summary": c.summary,
-                "platforms": list(c.platforms),
+                "name": e.name,
+                "summary": e.summary,
+                "platforms": list(e.platforms),
                 "ids": [
                     {
                         "id": i,
-                        "title": translate(f"{i}.title", args.lang),
+                        "title": title(i),
                         "docs": {"path": str(docs_page(i) or "") or None, "command": docs_command(i)},
                     }
-                    for i in c.ids
+                    for i in e.ids
                 ],
             }
-            for c in checks
+            for e in emitters
         ]
         from conda_torchcheck.schema import header
 
@@ -44,9 +52,9 @@ def execute(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     print(translate("cli.list_checks_header", args.lang))
-    for c in checks:
-        platforms = "" if len(c.platforms) == 3 else f" ({', '.join(c.platforms)})"
-        print(f"  {c.name:<22} [{', '.join(c.ids)}]{platforms}")
-        print(f"  {'':<22} {c.summary}")
+    for e in emitters:
+        platforms = "" if len(e.platforms) == 3 else f" ({', '.join(e.platforms)})"
+        print(f"  {e.name:<22} [{', '.join(e.ids)}]{platforms}")
+        print(f"  {'':<22} {e.summary}")
     print(translate("cli.list_checks_footer", args.lang, path=str(DOCS_DIR)))
     return 0

@@ -13,7 +13,8 @@ import functools
 import re
 from typing import Any
 
-from conda_torchcheck.knowledge import TorchRelease, load, minor_of, torch_release
+from conda_torchcheck.knowledge import TorchRelease, known_torch_minors, load, minor_of, torch_release
+from conda_torchcheck.knowledge.version import release_key
 
 
 @functools.cache
@@ -35,15 +36,7 @@ def release(version: str | None) -> TorchRelease | None:
         return _merged(found, data) if data else found
     if data is None or minor is None:
         return None
-    return TorchRelease(
-        minor=minor,
-        torchvision=data["torchvision"],
-        torchaudio=data.get("torchaudio") or "",
-        python=tuple(data["python"]),  # type: ignore[arg-type]
-        pip_cuda=tuple(data.get("pip_cuda", ())),
-        pytorch_cuda=(),
-        raw=data,
-    )
+    return TorchRelease.from_row(minor, {**data, "pytorch_cuda": []})
 
 
 def _merged(found: TorchRelease, data: dict[str, Any]) -> TorchRelease:
@@ -59,15 +52,7 @@ def _merged(found: TorchRelease, data: dict[str, Any]) -> TorchRelease:
         raw[key] = table
     for key in ("cudatoolkit", "cuda_packages"):
         raw[key] = list(dict.fromkeys([*raw.get(key, []), *data.get(key, [])]))
-    return TorchRelease(
-        minor=found.minor,
-        torchvision=found.torchvision,
-        torchaudio=found.torchaudio,
-        python=found.python,
-        pip_cuda=found.pip_cuda,
-        pytorch_cuda=found.pytorch_cuda,
-        raw=raw,
-    )
+    return TorchRelease.from_row(found.minor, raw, pip_cuda_floor=found.pip_cuda_floor)
 
 
 def cudatoolkit_builds(version: str | None) -> tuple[str, ...] | None:
@@ -77,9 +62,9 @@ def cudatoolkit_builds(version: str | None) -> tuple[str, ...] | None:
     if minor is None:
         return None
     rel = release(minor)
-    if rel is None or not rel.raw.get("cudatoolkit"):
+    if rel is None or not rel.cudatoolkit:
         return None
-    return tuple(rel.raw["cudatoolkit"])
+    return rel.cudatoolkit
 
 
 def cuda_metapackages(version: str | None) -> tuple[str, ...]:
@@ -108,8 +93,8 @@ def rocm_tags(version: str | None) -> tuple[str, ...]:
 
 
 def known_minors() -> list[str]:
-    minors = set(load("torch_releases")["releases"]) | set(_env_facts().get("old_releases", {}))
-    return sorted(minors, key=lambda m: tuple(int(x) for x in m.split(".")))
+    minors = set(known_torch_minors()) | set(_env_facts().get("old_releases", {}))
+    return sorted(minors, key=release_key)
 
 
 def example_pin(tag: str) -> str | None:
@@ -122,7 +107,7 @@ def example_pin(tag: str) -> str | None:
         rel = release(minor)
         if rel is None:
             continue
-        if tag in rel.pip_cuda or tag in rocm_tags(minor) or tag in rel.raw.get("pip_rocm", ()) or tag == "cpu":
+        if tag in rel.pip_cuda or tag in rocm_tags(minor) or tag in rel.pip_rocm or tag == "cpu":
             patches = [v for v in pytorch_channel_versions() if minor_of(v) == minor]
             version = patches[-1] if patches else f"{minor}.0"
             return f"torch=={version}+{tag}"

@@ -9,6 +9,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from conda_torchcheck.builders import ANACONDA, CONDA_FORGE, PYTORCH, builder_of
 from conda_torchcheck.envspec.history import cuda_metapackages
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.matchspec import (
@@ -21,7 +22,8 @@ from conda_torchcheck.envspec.matchspec import (
     version_key,
 )
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
-from conda_torchcheck.knowledge import TorchRelease, load
+from conda_torchcheck.knowledge import TorchRelease, conda_channels, load, release_channels
+from conda_torchcheck.knowledge.version import release_key
 
 CONDA_TORCH = ("pytorch", "torchvision", "torchaudio")
 PIP_TORCH = ("torch", "torchvision", "torchaudio")
@@ -45,26 +47,8 @@ PYTORCH_PUBLISHERS = (
 
 @functools.cache
 def facts() -> dict[str, Any]:
-    return load("env_files")
-
-
-@functools.cache
-def channel_facts() -> dict[str, Any]:
-    try:
-        return load("conda_channels")
-    except (FileNotFoundError, OSError):  # pragma: no cover - shipped with the package
-        return {}
-
-
-def builder_of(channel: str | None) -> str | None:
-    """``pytorch``, ``conda-forge``, ``defaults`` or the channel itself: who built what a channel serves."""
-    if channel is None:
-        return None
-    if channel in ("pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts"):
-        return "pytorch"
-    if channel in facts()["defaults"]["names"]:
-        return "defaults"
-    return channel
+    # the defaults channel names are stated once, in conda_channels.toml
+    return {**load("env_files"), "defaults": {"names": list(conda_channels.defaults_names())}}
 
 
 @functools.cache
@@ -86,15 +70,7 @@ def pytorch_channel_last() -> str:
 
 
 def published_pytorch_cuda() -> tuple[str, ...]:
-    table = channel_facts().get("pytorch_channel", {})
-    if table.get("pytorch_cuda"):
-        return tuple(table["pytorch_cuda"])
-    found: list[str] = []
-    for minor in load("torch_releases")["releases"]:
-        for v in load("torch_releases")["releases"][minor].get("pytorch_cuda", []):
-            if v not in found:
-                found.append(v)
-    return tuple(sorted(found, key=lambda v: version_key(v) or 0))
+    return conda_channels.pytorch_channel().pytorch_cuda
 
 
 def build_builder(build: str | None) -> str | None:
@@ -127,7 +103,9 @@ def _conda_companion(package: str, torch_version: str) -> str | None:
     """The companion the install page's *conda* command installs with this torch release (2.0.0: torchvision
     0.15.0, torchaudio 2.0.0; its pip command has 0.15.1 / 2.0.1), None when the page has no conda command."""
     try:
-        row = load("pytorch_channel_builds").get("builds", {}).get(torch_version)
+        from conda_torchcheck.knowledge.releases import install_matrix_row
+
+        row = install_matrix_row(torch_version)
     except (FileNotFoundError, OSError):  # pragma: no cover - shipped with the package
         return None
     value = row.get(package) if row else None
@@ -150,10 +128,10 @@ def companion_for(package: str, torch_version: str, *, conda: bool = False) -> t
     patch = parts[2] if len(parts) >= 3 else None
     if package == "torchvision":
         minor = release.torchvision
-        table = release.raw.get("torchvision_patch", {})
+        table = release.torchvision_patch
     else:
         minor = release.torchaudio
-        table = release.raw.get("torchaudio_patch", {})
+        table = release.torchaudio_patch
     if patch is None:
         return minor, None
     page = _install_page_companion(package, base)
@@ -262,7 +240,7 @@ def cuda_libraries_from_base(file: EnvFile) -> bool:
 
 
 def facts_stable_abi() -> str | None:
-    return load("torch_releases").get("channels", {}).get("torchaudio_stable_abi_from")
+    return release_channels().torchaudio_stable_abi_from
 
 
 def _ge(a: str, b: str) -> bool:
@@ -291,7 +269,7 @@ def python_minors(spec: str | None) -> tuple[str, ...] | None:
 
 
 def release_python_ok(release: TorchRelease, minors: tuple[str, ...]) -> bool:
-    return any(release.supports_python(tuple(int(x) for x in m.split("."))) for m in minors)  # type: ignore[arg-type]
+    return any(release.supports_python(release_key(m)) for m in minors)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -473,14 +451,16 @@ def _era(channel: str | None) -> str:
     builder = builder_of(channel)
     if builder is None:
         return "unknown"
-    if builder in ("pytorch", "conda-forge", "defaults"):
+    if builder == ANACONDA:
+        return "defaults"  # the era is named as the file names that channel
+    if builder in (PYTORCH, CONDA_FORGE):
         return builder
     return "other"
 
 
 def _variant(file: EnvFile, deps: dict[str, CondaDep], pip: dict[str, PipItem], indexes) -> list[tuple[str, str]]:
     signals: list[tuple[str, str]] = []
-    cuda_names = set(channel_facts().get("cuda_signals", {}).get("conda", [])) | {"pytorch-cuda", "pytorch-gpu"}
+    cuda_names = set(conda_channels.cuda_signals()[0]) | {"pytorch-cuda", "pytorch-gpu"}
     for dep in file.deps:
         if dep.name in cuda_names:
             signals.append(("cuda", dep.text))

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from conda_torchcheck.inventory.names import SUBDIRS, normalize
+from conda_torchcheck.knowledge.version import parse_version, release_key
 
 # --------------------------------------------------------------------------------------------------------
 # channels
@@ -81,19 +82,7 @@ def _mirror_tail(url: str) -> str | None:
 
 def version_key(text: str) -> Version | None:
     """A comparable version for the numeric releases the torch tables use (``2.5.1``, ``11.8``, ``2.0.0.post1``)."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        head = re.match(r"\d+(?:\.\d+)*", text)
-        if not head:
-            return None
-        try:
-            return Version(head.group(0))
-        except InvalidVersion:  # pragma: no cover - the regex only yields valid releases
-            return None
+    return parse_version(text.strip())
 
 
 def _release(v: Version) -> tuple[int, ...]:
@@ -113,7 +102,7 @@ def _prefix_match(prefix: str, candidate: Version) -> bool | None:
         return (_release(candidate), candidate.pre, candidate.dev) == (_release(want), want.pre, want.dev)
     if not parts or not all(p.isdigit() for p in parts):
         return None
-    want = tuple(int(p) for p in parts)
+    want = release_key(".".join(parts))
     have = candidate.release + (0,) * max(0, len(want) - len(candidate.release))
     return have[: len(want)] == want
 

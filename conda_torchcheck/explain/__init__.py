@@ -4,13 +4,14 @@
     result = explain(text)              # ranked causes with how to tell them apart
     result = explain(text, ctx=ctx)     # + the checks that confirm or rule out each cause on that env
 
-The knowledge is data: ``error_patterns.toml`` (regexes, extracted fields, causes in order, confirming
+The knowledge is data: ``error_patterns/*.toml``, split by area (regexes, extracted fields, causes in order, confirming
 finding ids) and the message catalog ``messages/tc7_explain.toml`` (the words, English and Chinese).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from conda_torchcheck.explain.diagnose import Diagnosis, diagnose
@@ -20,6 +21,8 @@ from conda_torchcheck.messages import Text
 
 if TYPE_CHECKING:
     from conda_torchcheck.checks.context import CheckContext
+    from conda_torchcheck.explain.decide import Decision
+    from conda_torchcheck.explain.similar import Neighbour
     from conda_torchcheck.inventory.model import Environment, HostFacts
     from conda_torchcheck.inventory.torch import TorchInfo
 
@@ -51,6 +54,15 @@ class Explanation:
     facts: dict[str, str] = field(default_factory=dict)
     #: what the paste says about the setup besides its errors (a conda path, a torch version ...)
     clues: PasteClues = field(default_factory=PasteClues)
+    #: the text explained (for the similar reports, found only when asked for)
+    text: str = field(default="", repr=False)
+
+    @cached_property
+    def similar(self) -> list[Neighbour]:
+        """The nearest resolved public reports to the text (explain/similar.py), each with its thread's cause."""
+        from conda_torchcheck.explain.similar import similar_reports
+
+        return similar_reports(self.text) if self.text.strip() else []
 
     @property
     def recognised(self) -> bool:
@@ -96,6 +108,13 @@ class Explanation:
         return out + [c for c in dict.fromkeys(deferred) if c not in out]
 
     @property
+    def decision(self) -> Decision:
+        """Whether the text decides its first cause, and what would when it does not (explain/decide.py)."""
+        from conda_torchcheck.explain.decide import decide
+
+        return decide(self)
+
+    @property
     def has_errors(self) -> bool:
         if self.confirmed:
             return True
@@ -113,6 +132,8 @@ class Explanation:
             "source": self.source,
             "recognised": [d.to_dict(lang) for d in self.diagnoses],
             "likely_causes": self.likely_causes,
+            "decision": self.decision.to_dict(lang),
+            "similar_reports": [n.to_dict() for n in self.similar],
             "clues": sorted(self.clues.ids),
             "paste_facts": dict(sorted(self.clues.facts.items())),
             "target": None,
@@ -160,6 +181,7 @@ def explain(
         findings=ran_findings,
         text_length=len(text),
         clues=clues,
+        text=text,
     )
     if ctx is not None:
         result.env, result.host, result.torch = ctx.env, ctx.host, ctx.torch

@@ -13,7 +13,7 @@ from conda_torchcheck.explain.patterns import Cause, CauseRef, PatternTable, tab
 from conda_torchcheck.explain.recognise import Match, PasteClues
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.knowledge import parse_version
-from conda_torchcheck.messages import Text, msg
+from conda_torchcheck.messages import Absent, Text, msg
 
 if TYPE_CHECKING:
     from conda_torchcheck.checks.context import CheckContext
@@ -136,9 +136,20 @@ class Diagnosis:
 
 def pattern_params(match: Match) -> dict[str, str]:
     """The match's fields with a readable stand-in for each field a message may use but the text did not name."""
-    params = {k: msg("explain.unnamed") for k in _MESSAGE_FIELDS}
+    params = {k: Absent("explain.unnamed") for k in _MESSAGE_FIELDS}
     params.update(match.fields)
+    params["supported_python"] = supported_python(match.fields.get("requirement", ""))
     return params  # type: ignore[return-value]
+
+
+def supported_python(requirement: str) -> str:
+    """A Python the release tables say has wheels of the torch a requirement pins (its newest; torch==2.1.0:
+    3.11), or of the newest release the tables know when it pins none."""
+    from conda_torchcheck.knowledge import torch_release, torch_releases
+
+    pinned = _PINNED_TORCH.match(requirement)
+    release = torch_release(pinned.group(1)) if pinned else None
+    return (release or torch_releases()[-1]).python[1]
 
 
 # every field a pattern can extract (the message templates may use any of them)
@@ -192,6 +203,13 @@ _MESSAGE_FIELDS = (
     "platform_tag",
     "poetry",
     "base_available",
+    "versions",
+    "tested_python",
+    "python",
+    "wheel",
+    "wheel_python",
+    "wheel_platform",
+    "subdir",
 )
 
 
@@ -278,12 +296,22 @@ _PINNED_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+)(?:\.\d+)?")
 _LOCAL_PIN = re.compile(r"^torch\s*==?=?\s*(\d+\.\d+(?:\.\d+)?)\+(?:cu\d+|rocm[\d.]+)")
 
 
+_WHEEL_PYTHON = re.compile(r"^cp(\d)(\d+)$")
+
+
 def _release_facts(fields: dict[str, str]) -> dict[str, str]:
     """What the release tables and pip's own list say about the torch a requirement pins:
     ``python_supported`` = yes / no (torch 1.9.1 has no wheels for Python 3.10; knowledge/torch_releases);
     ``base_available`` = yes when a ``+cuXXX`` pin's plain version is in pip's ``from versions`` list (the
-    interpreter has that release, only not as a CUDA build: a platform without CUDA builds, i.e. a Mac)."""
+    interpreter has that release, only not as a CUDA build: a platform without CUDA builds, i.e. a Mac);
+    ``wheel_python_matches`` = yes / no: a wheel file's cpXY tag is the Python the paste states."""
     out: dict[str, str] = {}
+    wheel_python = _WHEEL_PYTHON.match(fields.get("wheel_python", ""))
+    if wheel_python and fields.get("paste_python"):
+        # the wheel's cpXY tag against the Python the paste states: a wheel for another Python, or (the same
+        # Python) the platform or the interpreter's bitness is what the wheel does not fit
+        stated = fields["paste_python"].split(".")[:2]
+        out["wheel_python_matches"] = "yes" if stated == [wheel_python.group(1), wheel_python.group(2)] else "no"
     local = _LOCAL_PIN.match(fields.get("requirement", ""))
     if (
         local
@@ -295,13 +323,13 @@ def _release_facts(fields: dict[str, str]) -> dict[str, str]:
     python = fields.get("paste_python")
     if not pinned or not python:
         return out
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge import torch_release
 
-    row = load("torch_releases")["releases"].get(pinned.group(1))
+    release = torch_release(pinned.group(1))
     have = parse_version(".".join(python.split(".")[:2]))
-    if row is None or have is None or "python" not in row:
+    if release is None or have is None or not release.python:
         return out
-    low, high = (parse_version(v) for v in row["python"])
+    low, high = (parse_version(v) for v in release.python)
     out["python_supported"] = "yes" if low <= have <= high else "no"
     return out
 

@@ -1,4 +1,4 @@
-"""The error pattern table (``error_patterns.toml``) read into frozen dataclasses with compiled regexes."""
+"""The error pattern table (``error_patterns/*.toml``) read into frozen dataclasses with compiled regexes."""
 
 from __future__ import annotations
 
@@ -401,7 +401,38 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
     )
 
 
+#: the table's files, ``error_patterns/<area>.toml``, in the order their patterns are tried (the order breaks
+#: ties between hits at the same offset); the language is docs/explain.md's, its schema error_patterns.schema.json
+AREAS = ("base", "windows", "linux", "cuda", "generic", "macos", "extensions", "pip", "causes", "clues")
+
+
+def merge_areas(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """One table from its per-area files: arrays of tables are joined in file order, tables merged key by key
+    (a key stated twice is an error, so no file silently overrides another)."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key not in merged:
+                merged[key] = (
+                    list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+                )
+            elif isinstance(value, list) and isinstance(merged[key], list):
+                merged[key].extend(value)
+            elif isinstance(value, dict) and isinstance(merged[key], dict):
+                twice = sorted(set(value) & set(merged[key]))
+                if twice:
+                    raise ValueError(f"[{key}] states {twice} in two files")
+                merged[key].update(value)
+            elif merged[key] != value:
+                raise ValueError(f"{key} differs between two files")
+    return merged
+
+
+def area_texts() -> dict[str, str]:
+    folder = resources.files(__package__).joinpath("error_patterns")
+    return {area: folder.joinpath(f"{area}.toml").read_text(encoding="utf-8") for area in AREAS}
+
+
 @functools.cache
 def table() -> PatternTable:
-    text = resources.files(__package__).joinpath("error_patterns.toml").read_text(encoding="utf-8")
-    return parse_table(load_toml_text(text))
+    return parse_table(merge_areas(load_toml_text(text) for text in area_texts().values()))

@@ -13,6 +13,14 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # GitHub/e-mail quote markers and the frame characters of rich/pretty tracebacks at the start of a line
 _LINE_PREFIX = re.compile(r"^(?:[ \t]*>[ \t]?)+|^[ \t]*[│┃║|][ \t]?", re.MULTILINE)
 _FRAME_CHARS = "│┃║"
+# what a log writer puts before each line: journald/syslog ("Aug 12 10:38:34 host unit[123]: "), ISO timestamps
+# (GitHub Actions, docker logs -t: "2024-05-01T10:00:00.1234567Z "), docker compose ("web-1  | ")
+_LOG_PREFIX = re.compile(
+    r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.@/-]+(?:\[\d+\])?: "
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? "
+    r"|[\w.-]+-\d+\s+\| )",
+    re.MULTILINE,
+)
 _TRACEBACK_START = re.compile(r"Traceback \(most recent call last\)")
 # the line of a previous exception ("ImportError: ..."): frames before it belong to another error
 _EXCEPTION_LINE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*(?:Error|Exception|Warning)\b[^\n]*:", re.MULTILINE)
@@ -41,12 +49,16 @@ class Match:
 
 
 def normalize_text(text: str) -> str:
-    """Undo what pasting does to an error: CRLF, colour codes, HTML entities, quote markers, box frames."""
+    """Undo what pasting does to an error: CRLF, colour codes, HTML entities, quote markers, log line prefixes,
+    escaped backticks, box frames."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
     text = _ANSI.sub("", text)
     if "&" in text:
         text = html.unescape(text)
     text = _LINE_PREFIX.sub("", text)
+    text = _LOG_PREFIX.sub("", text)
+    if "\\`" in text:  # GitHub's Markdown escaping of backticks, kept when a reply is copied from its source
+        text = text.replace("\\`", "`")
     if any(ch in text for ch in _FRAME_CHARS):  # a rich/pretty traceback frame: drop the right border
         lines = []
         for line in text.split("\n"):

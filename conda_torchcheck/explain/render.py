@@ -68,7 +68,9 @@ def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbos
     if d.match.count > 1:
         head += " " + translate("explain.seen_times", lang, count=d.match.count)
     lines = [paint(head, "bold", color)]
-    lines.append("    > " + d.match.excerpt)
+    # an excerpt of several lines (dyld's "Library not loaded" with its "Referenced from:" lines) keeps every
+    # line inside the quote, with its own indentation
+    lines.extend("    > " + line for line in d.match.excerpt.split("\n"))
     lines.extend(wrap(d.explanation.render(lang), "    "))
     for note in d.notes:
         lines.extend(wrap("! " + note.render(lang), "    "))
@@ -89,6 +91,35 @@ def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbos
     for c in d.causes:
         # on a checked env, ruled-out causes are listed briefly; the others in full
         lines.extend(_cause_lines(c, lang, color, detailed=c.status != RULED_OUT))
+    return lines
+
+
+def decision_line(expl: Explanation, lang: str | None) -> str:
+    """One sentence: the text decides the first cause, or between which causes it does not and what would."""
+    decision = expl.decision
+    if decision.decided:
+        why = translate(f"explain.decision.why.{decision.reason}", lang)
+        return translate("explain.decision.decided", lang, why=why)
+    ranked = {c.id: c for d in reversed(expl.diagnoses) for c in d.causes}
+    titles = [ranked[cid].title.render(lang) for cid in decision.between if cid in ranked]
+    decider = decision.decider_text
+    return translate(
+        "explain.decision.undecided" if len(titles) != 1 else "explain.decision.undecided_one",
+        lang,
+        between=" / ".join(f"\u201c{t}\u201d" for t in titles) or "-",
+        decider=decider.render(lang) if decider else "-",
+    )
+
+
+def similar_lines(expl: Explanation, lang: str | None) -> list[str]:
+    """The nearest resolved public threads, each with the cause it established (never stated as this one's)."""
+    near = expl.similar
+    if not near:
+        return []
+    lines = ["", translate("explain.similar.header", lang)]
+    for n in near:
+        lines.append(f"  - {n.report.url}")
+        lines.extend(wrap(n.report.summary, "    "))
     return lines
 
 
@@ -132,6 +163,9 @@ def render_explanation_text(
         for i, d in enumerate(expl.diagnoses, 1):
             out.append("")
             out.extend(_diagnosis_lines(i, d, lang, color, verbose))
+        out.append("")
+        out.extend(wrap(decision_line(expl, lang), ""))
+    out.extend(similar_lines(expl, lang))
     others = expl.other_findings
     if others:
         from conda_torchcheck.render.text import render_finding

@@ -46,7 +46,8 @@ def summary_lines(
     warnings = [f for f in findings if f.severity is Severity.WARNING and f.id not in already_warned]
     command = report_command(prefix)
     if errors:
-        lines = [translate("plugin.post_command.header", lang, prefix=prefix)]
+        imports = ", ".join(f"`import {name}`" for name in failing_imports(errors))
+        lines = [translate("plugin.post_command.header", lang, prefix=prefix, imports=imports)]
         lines += finding_lines(errors, limit - 2, lang)
         lines.append(translate("plugin.post_command.full_report", lang, command=command))
         return lines[:limit]
@@ -55,6 +56,22 @@ def summary_lines(
             translate("plugin.post_command.warnings_only", lang, prefix=prefix, count=len(warnings), command=command)
         ]
     return []
+
+
+#: findings whose error breaks a companion's import, not torch's: the companions they name in their evidence
+_COMPANION_ERRORS = {"TC104": ("torchvision", "torchaudio", "torchtext")}
+
+
+def failing_imports(errors: Sequence[Finding]) -> list[str]:
+    """The imports the errors break: a companion built for another torch breaks ``import torchvision``, while
+    ``import torch`` still works; every other error breaks ``import torch``."""
+    names: list[str] = []
+    for f in errors:
+        companions = [n for n in _COMPANION_ERRORS.get(f.id, ()) if n in f.evidence]
+        for name in companions or ["torch"]:
+            if name not in names:
+                names.append(name)
+    return sorted(names, key=lambda n: n != "torch")
 
 
 def targets_after_command(command: str) -> list[Target]:

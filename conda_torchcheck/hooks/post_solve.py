@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conda_torchcheck.findings import Finding, Severity
+from conda_torchcheck.hooks.advice import Advice
 from conda_torchcheck.hooks.records import is_torch_related, record_key, to_conda_record
 from conda_torchcheck.inventory.model import CondaRecord, Environment, HostFacts, PythonInfo
 from conda_torchcheck.inventory.torch import TORCH_FAMILY_CONDA
@@ -124,20 +125,55 @@ def evaluate(
     return TransactionOutcome(str(prefix), tuple(findings), complete)
 
 
-def warning_lines(outcome: TransactionOutcome, *, refused: bool, lang: str | None = None) -> list[str]:
-    from conda_torchcheck.hooks.summary import finding_lines, first_fix_command
+def warning_lines(
+    outcome: TransactionOutcome,
+    *,
+    refused: bool,
+    lang: str | None = None,
+    advice: Sequence[Advice] = (),
+    yes: bool = False,
+) -> list[str]:
+    """At most six lines: what would break, the user's command corrected (``advice``, checked by the solver), and
+    how to go on. Without a corrected command, a warning (the transaction goes ahead) names the whole fix to run
+    after it; a refusal (nothing happens) names none, since a fix for an env that will not exist cannot run."""
+    from conda_torchcheck.hooks.summary import finding_lines
     from conda_torchcheck.messages import translate
 
     key = "plugin.post_solve.refused" if refused else "plugin.post_solve.header"
     lines = [translate(key, lang, prefix=outcome.prefix)]
     if not outcome.complete:
         lines[0] += " " + translate("plugin.post_solve.partial", lang)
-    lines += finding_lines(outcome.serious, 3, lang)
-    command = first_fix_command(outcome.serious)
-    if command:
-        lines.append(translate("plugin.post_solve.fix", lang, command=command))
-    lines.append(translate("plugin.post_solve.override" if refused else "plugin.post_solve.strict_hint", lang))
+    fix_lines = []
+    for i, a in enumerate(advice[:2]):
+        which = "fix" if i == 0 else "fix_or"
+        if a.keeps in ("cuda", "cpu"):
+            which += f"_{a.keeps}"
+        line = translate(f"plugin.post_solve.{which}", lang, command=" && ".join(a.commands))
+        if not a.verified:
+            line += " " + translate("plugin.post_solve.not_verified", lang)
+        fix_lines.append(line)
+    if not fix_lines and not refused:
+        after = whole_fix(outcome.serious)
+        if after:
+            fix_lines.append(translate("plugin.post_solve.fix_after", lang, command=after))
+    lines += finding_lines(outcome.serious, 5 - len(fix_lines) - 1, lang)
+    lines += fix_lines
+    if refused:
+        hint = "plugin.post_solve.override"
+    else:
+        hint = "plugin.post_solve.strict_hint_yes" if yes else "plugin.post_solve.strict_hint"
+    lines.append(translate(hint, lang))
     return lines[:6]
+
+
+def whole_fix(findings: Sequence[Finding]) -> str | None:
+    """Every command of the first fix that has commands, joined so that it runs as one (a ``remove --force``
+    alone would leave a half-fixed env)."""
+    for f in findings:
+        for fix in f.fixes:
+            if fix.commands:
+                return " && ".join(fix.commands)
+    return None
 
 
 # --- conda glue ------------------------------------------------------------------------------------------
@@ -222,12 +258,30 @@ def post_solve(repodata_fn: str, unlink_precs: Sequence[Any], link_precs: Sequen
 
         emit([translate("plugin.post_solve.failed", error=f"{type(exc).__name__}: {exc}")], limit=1)
         return
-    if strict:
-        raise refused_error_class()("\n".join(warning_lines(outcome, refused=True)))
-    if outcome.signature in _REPORTED:  # post_solve runs again on repodata fallback / retries
+    if not strict and outcome.signature in _REPORTED:  # post_solve runs again on repodata fallback / retries
         return
+    advice, yes = corrected_command(prefix, outcome)
+    if strict:
+        raise refused_error_class()("\n".join(warning_lines(outcome, refused=True, advice=advice)))
     _REPORTED.add(outcome.signature)
     from conda_torchcheck.hooks.transaction import LOG
 
     LOG.warned_at_solve(prefix, {f.id for f in outcome.serious})
-    emit(warning_lines(outcome, refused=False))
+    emit(warning_lines(outcome, refused=False, advice=advice, yes=yes))
+
+
+def corrected_command(prefix: str, outcome: TransactionOutcome) -> tuple[list[Advice], bool]:
+    """The user's command corrected (hooks/advice.py), checked by conda's solver; and whether -y was given.
+    Never raises: without advice the warning still stands."""
+    try:
+        from conda.base.context import context
+
+        from conda_torchcheck.hooks.advice import advise, request_from, solver_judge
+
+        yes = bool(context.always_yes)
+        request = request_from(getattr(context, "_argparse_args", None))
+        if request is None:
+            return [], yes
+        return advise(request, outcome.serious, solver_judge(prefix, context.subdir, evaluate)), yes
+    except Exception:
+        return [], False

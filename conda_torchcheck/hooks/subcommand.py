@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 #: verbs that look at no environment
-NO_TARGET = frozenset({"explain", "list-checks", "docs"})
+NO_TARGET = frozenset({"explain", "run", "list-checks", "docs"})
 
 
 def verb_modules() -> Iterator[tuple[str, ModuleType]]:

@@ -68,6 +68,20 @@ def msg(key: str, **params: Any) -> Text:
     return Text(key, params)
 
 
+class Absent(Text):
+    """A parameter the input did not name: a template's parenthesised aside that holds only it (`` ({symbol})``,
+    ``（{symbol}）``) is left out; elsewhere it reads as its own words ("not named in the text")."""
+
+    __slots__ = ()
+
+
+def _drop_absent_asides(template: str, params: dict[str, Any]) -> str:
+    for name, value in params.items():
+        if isinstance(value, Absent):
+            template = template.replace(f" ({{{name}}})", "").replace(f"（{{{name}}}）", "")
+    return template
+
+
 def _flatten(table: dict[str, Any], prefix: str, out: dict[str, dict[str, str]]) -> None:
     if "en" in table and isinstance(table["en"], str):
         out[prefix] = {k: v for k, v in table.items() if isinstance(v, str)}
@@ -294,6 +308,31 @@ def placeholders(template: str) -> set[str]:
     return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
+def _articles(template: str, rendered: dict[str, Any]) -> str:
+    """English "a {x}" becomes "an {x}" when the value is said with a vowel first: an ELF, an x86_64 DLL, an
+    ARM64 file, an old one (but a UCS2 build, a 64-bit one)."""
+    import re  # not at module level: start-up time
+
+    def fix(m: re.Match[str]) -> str:
+        value = str(rendered.get(m.group(2), ""))
+        return (("An" if m.group(1) == "A" else "an") if _vowel_sound(value) else m.group(1)) + " {" + m.group(2)
+
+    return re.sub(r"\b([aA]) \{(\w+)", fix, template)
+
+
+def _vowel_sound(word: str) -> bool:
+    if not word:
+        return False
+    first = word[0]
+    if first.isupper() and (len(word) == 1 or word[1].isupper() or word[1].isdigit()):
+        return first in "AEFHILMNORSX"  # letters of an abbreviation said with a vowel first: "ef", "em", "ex" ...
+    if first in "xX" and len(word) > 1 and word[1].isdigit():
+        return True  # x86
+    if first in "uU":
+        return not word.lower().startswith(("uni", "use", "usu", "ucs", "utf", "ubu"))
+    return first.lower() in "aeio"
+
+
 class _Lenient(dict):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
@@ -305,8 +344,12 @@ def translate(key: str, lang: str | None = None, /, **params: Any) -> str:
     if entry is None:
         return key if not params else f"{key} {params}"
     template = entry.get(lang) or entry[DEFAULT_LANGUAGE]
+    if params:
+        template = _drop_absent_asides(template, params)
     # a parameter that is itself a message (a recognised error's title inside a finding) follows the language
     rendered = {k: v.render(lang) if isinstance(v, Text) else v for k, v in params.items()}
+    if "a {" in template or "A {" in template:
+        template = _articles(template, rendered)
     try:
         return template.format_map(_Lenient(rendered))
     except (ValueError, IndexError, AttributeError):

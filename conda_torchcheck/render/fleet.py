@@ -18,7 +18,11 @@ def _torch_text(entry: dict[str, Any], lang: str | None) -> str:
     return f"torch {torch['version']}" + (f" ({details})" if details else "")
 
 
-def render_fleet_text(doc: dict[str, Any], *, lang: str | None = None, color: bool = False) -> str:
+def render_fleet_text(
+    doc: dict[str, Any], *, lang: str | None = None, color: bool = False, command: str = "conda-torchcheck"
+) -> str:
+    """The fleet table; ``command`` is the command the footer names for one env's report (``conda torchcheck``
+    under conda)."""
     entries = doc["envs"]
     if not entries:
         places = ", ".join(doc.get("looked_in", ()))
@@ -41,5 +45,5 @@ def render_fleet_text(doc: dict[str, Any], *, lang: str | None = None, color: bo
     out.append("")
     out.append(translate("fleet.summary", lang, **s))
     if any(e["status"] == "checked" and e["verdict"] in ("errors", "warnings") for e in entries):
-        out.append(translate("fleet.details", lang))
+        out.append(translate("fleet.details", lang, command=command))
     return "\n".join(out) + "\n"

@@ -300,7 +300,12 @@ def _import_test_output(import_test: Mapping[str, Any] | None, lang: str | None)
 
 
 def render_markdown(report: Report, *, lang: str | None = None) -> str:
+    from conda_torchcheck.knowledge import beyond_tables
+
     out = [_verdict(report, lang), ""]
+    newest = beyond_tables(report.torch.version) if report.torch.installed else None
+    if newest is not None:
+        out += [md_text(translate("report.torch_beyond_tables", lang, version=report.torch.version, newest=newest)), ""]
     out += table(
         (translate("markdown.item", lang), translate("markdown.value", lang)),
         environment_rows(

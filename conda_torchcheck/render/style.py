@@ -1,4 +1,5 @@
-"""Terminal colour: only on a tty, never when NO_COLOR is set (https://no-color.org)."""
+"""Terminal colour: only on a tty, never when NO_COLOR is set to a non-empty value (https://no-color.org: an
+empty NO_COLOR does not count) and never on a terminal that declares it has none (TERM=dumb)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ CODES = {"red": "31", "yellow": "33", "blue": "34", "green": "32", "bold": "1", 
 
 def wants_color(stream: TextIO | None = None) -> bool:
     stream = stream or sys.stdout
-    if "NO_COLOR" in os.environ:
+    if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    if os.environ.get("TERM") == "dumb":
+        return False
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

@@ -229,6 +229,11 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
                 location=str(t.package_dir or "-"),
             )
         )
+        from conda_torchcheck.knowledge import beyond_tables
+
+        newest = beyond_tables(t.version)
+        if newest is not None:  # said once, here: the findings below cannot say what they did not check
+            out.append("  " + translate("report.torch_beyond_tables", lang, version=t.version, newest=newest))
     else:
         out.append("  " + translate("report.no_torch", lang))
     if report.import_test is not None:

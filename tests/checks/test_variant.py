@@ -75,6 +75,22 @@ def test_pytorch_cuda_other_than_the_build(make_env, os, layout):
     assert any("conda-forge::pytorch" in c for c in move.commands)
 
 
+def test_a_build_for_another_cuda_major_without_its_runtime_breaks_the_import(make_env):
+    """pytorch 2.1.0 built for CUDA 11.8 beside pytorch-cuda 12.1 and a conda-forge torchvision (issue 25): the CUDA
+    11 libraries torch links are in no package of the env, so it is an error, not a warning."""
+    b = _pytorch_channel_cuda(make_env(), cuda="11.8", torch="2.1.0")
+    b.conda_record("pytorch-cuda", "12.1", "ha16c6d3_6", channel="pytorch")
+    b.conda_record("cuda-cudart", "12.1.105", "0", channel="nvidia")
+    b.conda_python_package("torchvision", "0.16.0", "cpu_py311h0000000_0", channel="conda-forge")
+    found = [f for f in run_check(b, "variant") if f.id == "TC103"]
+    assert [(variant_of(f), f.severity.value) for f in found] == [("version_breaks", "error")]
+    assert found[0].evidence["CUDA runtime packages"] == ["cuda-cudart 12.1.105"]
+    # with the build's own CUDA runtime still in the env it may load: a warning, as before
+    b.conda_record("cuda-cudart", "11.8.89", "0", channel="nvidia")
+    found = [f for f in run_check(b, "variant") if f.id == "TC103"]
+    assert [(variant_of(f), f.severity.value) for f in found] == [("version", "warning")]
+
+
 def test_pytorch_cuda_never_published_for_that_release(make_env):
     b = make_env()
     # a CUDA build whose build string does not name the CUDA version, and no version.py to read it from

@@ -110,3 +110,41 @@ def test_no_env_found_says_where_it_looked(capsys, monkeypatch):
     assert main(["check", "--all-envs"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("No conda environment found on this machine (looked in ") and "environments.txt" in out
+
+
+def test_the_progress_line_fits_one_row_and_is_gone_at_the_end(monkeypatch):
+    import io
+    import os
+    import sys
+
+    from conda_torchcheck import fleet
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Tty()
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback=(80, 24): os.terminal_size((70, 24)))
+    show = fleet.stderr_progress()
+    show(1, 2, "/a/very/long/prefix/" + "x" * 200)
+    show(2, 2, "/b")
+    writes = stream.getvalue().split("\r\033[K")
+    assert all(len(w) <= 69 for w in writes)
+    # the last write erases the line and writes nothing: the table that follows stands alone
+    assert writes[-1] == ""
+
+
+def test_text_and_json_agree_on_every_verdict_count(machine, capsys):
+    main(["check", "--all-envs", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    main(["check", "--all-envs"])
+    text = capsys.readouterr().out
+    counts = doc["summary"]
+    verdicts = [e["verdict"] for e in doc["envs"]]
+    assert counts["envs"] == len(verdicts)
+    for verdict, key in (("ok", "ok"), ("warnings", "warnings"), ("errors", "errors"), ("no-torch", "no_torch")):
+        assert counts[key] == verdicts.count(verdict)
+    from conda_torchcheck.messages import translate
+
+    assert translate("fleet.summary", "en", **counts) in text.splitlines()

@@ -216,6 +216,7 @@ def test_colour_on_a_tty(make_env, capsys, monkeypatch):
     b = broken(make_env())
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     _tty(monkeypatch, True)
     out = run(capsys, "check", "-p", str(b.prefix), "--only", MINE)[1]
     assert ANSI.search(out)
@@ -234,6 +235,25 @@ def test_no_colour_with_no_color_even_on_a_tty(make_env, capsys, monkeypatch):
     b = broken(make_env())
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("FORCE_COLOR", "1")
+    _tty(monkeypatch, True)
+    assert not ANSI.search(run(capsys, "check", "-p", str(b.prefix), "--only", MINE)[1])
+
+
+def test_an_empty_no_color_does_not_count(make_env, capsys, monkeypatch):
+    """no-color.org: NO_COLOR disables colour when it is set to a non-empty value."""
+    b = broken(make_env())
+    monkeypatch.setenv("NO_COLOR", "")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    _tty(monkeypatch, True)
+    assert ANSI.search(run(capsys, "check", "-p", str(b.prefix), "--only", MINE)[1])
+
+
+def test_no_colour_on_a_dumb_terminal(make_env, capsys, monkeypatch):
+    b = broken(make_env())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "dumb")
     _tty(monkeypatch, True)
     assert not ANSI.search(run(capsys, "check", "-p", str(b.prefix), "--only", MINE)[1])
 

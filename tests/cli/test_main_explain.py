@@ -195,3 +195,14 @@ def test_import_test_produces_the_text(stdin, capsys, tmp_path):
     doc = json.loads(out)
     assert doc["import_test"]["outcome"] == "failed" and doc["source"] == "import-test"
     assert doc["recognised"][0]["pattern"] == "cannot-open-shared-object"
+
+
+def test_a_multi_line_excerpt_keeps_every_line_quoted_and_indented(stdin, capsys):
+    text = (
+        "ImportError: dlopen(/x/_C.so, 0x0002): Library not loaded: @rpath/libomp.dylib\n"
+        "  Referenced from: /x/lib/libtorch_cpu.dylib\n"
+    )
+    code, out, _ = run(["explain", "--no-env", text], capsys)
+    lines = out.splitlines()
+    first = lines.index("    > ImportError: dlopen(/x/_C.so, 0x0002): Library not loaded: @rpath/libomp.dylib")
+    assert lines[first + 1] == "    >   Referenced from: /x/lib/libtorch_cpu.dylib"

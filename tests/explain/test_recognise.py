@@ -439,6 +439,33 @@ CASES = [
         "dll-missing-named",
         {"dll": "cudnn_ops_infer64_8.dll"},
     ),
+    # an issue title: the reason after "while importing _ext" is cut off
+    ("ImportError: DLL load failed while importing _ext 不支持cuda121", "import-dll-failed", {"module": "_ext"}),
+    ("RuntimeError: HIP error: invalid device function", "hip-invalid-device-function", {}),
+    (
+        "ERROR: Could not find a version that satisfies the requirement TorchCodec==0.2.1 (from versions: 0.0.0.dev0)",
+        "dependency-no-matching-distribution",
+        {"dependency": "TorchCodec", "versions": "0.0.0.dev0"},
+    ),
+    ("version is `torchcodec              0.0.0.dev0`", "placeholder-release-installed", {"dependency": "torchcodec"}),
+    (
+        "torch-1.0.0-cp37-cp37m-win_amd64.whl is not a supported wheel on this platform.",
+        "unsupported-wheel",
+        {"wheel_python": "cp37", "wheel_platform": "win_amd64"},
+    ),
+    (
+        (
+            "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - pytorch\n\n"
+            "Current channels:\n\n  - https://conda.anaconda.org/pytorch/osx-arm64\n"
+        ),
+        "conda-packages-not-found",
+        {"requirement": "pytorch", "subdir": "osx-arm64"},
+    ),
+    (
+        "This program is tested with 3.10.6 Python, but you have 3.11.2.",
+        "app-python-version-check",
+        {"tested_python": "3.10", "python": "3.11"},
+    ),
 ]
 
 
@@ -455,6 +482,21 @@ def test_every_pattern_has_an_example():
 
     covered = {c[1] for c in CASES} | {"import-dll-failed"}
     assert {p.id for p in table().patterns} <= covered
+
+
+def test_log_line_prefixes_and_escaped_backticks_are_undone():
+    journald = (
+        "Aug 12 10:38:34 fileserver unsloth[4073658]: WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. "
+        "xFormers was built for:\n"
+        "Aug 12 10:38:34 fileserver unsloth[4073658]:     PyTorch 2.10.0+cu128 with CUDA 1208 (you have 2.11.0+cu130)\n"
+    )
+    assert [m.pattern_id for m in recognise(journald)] == ["extension-built-for-torch"]
+    ci = (
+        "2024-05-01T10:00:00.1234567Z ImportError: libc10.so: cannot open shared object file: No such file or directory"
+    )
+    assert normalize_text(ci).startswith("ImportError: libc10.so")
+    escaped = "torch>=2.6.0 has no wheels with a matching platform tag (e.g., \\`macosx_26_0_x86_64\\`)"
+    assert recognise(escaped)[0].fields["platform_tag"] == "macosx_26_0_x86_64"
 
 
 def test_unknown_reason_language_falls_back_without_hiding_known_ones():

@@ -27,14 +27,24 @@ def broken_env(make_env):
 
 
 def errors(n):
-    return [finding("TC104", Severity.ERROR, packages=f"torchvision {i}", torch="2.5.1") for i in range(n)]
+    return [
+        finding("TC104", Severity.ERROR, packages=f"torchvision {i}", torch="2.5.1", evidence={"torchvision": {}})
+        for i in range(n)
+    ]
 
 
 def test_summary_lists_errors_and_the_full_report_command():
     lines = post_command.summary_lines("/envs/my env", errors(2), lang="en")
-    assert lines[0] == "conda-torchcheck: `import torch` will fail in /envs/my env:"
+    # a torchvision built for another torch breaks `import torchvision`; `import torch` still works
+    assert lines[0] == "conda-torchcheck: `import torchvision` will fail in /envs/my env:"
     assert lines[1].startswith("  TC104 ") and lines[2].startswith("  TC104 ")
     assert lines[-1] == "Full report: conda torchcheck -p '/envs/my env'"
+
+
+def test_the_header_names_every_import_that_fails():
+    torch_error = finding("TC301", Severity.ERROR, evidence={})
+    lines = post_command.summary_lines("/e", [*errors(1), torch_error], lang="en")
+    assert lines[0] == "conda-torchcheck: `import torch`, `import torchvision` will fail in /e:"
 
 
 def test_summary_never_exceeds_six_lines():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conda_torchcheck._toml import load_toml_text
-from conda_torchcheck.knowledge._build import gen_release_tables as gen
+from tools import gen_release_tables as gen
 
 PAGE = """---
 title: test
@@ -100,3 +100,16 @@ def test_recipe_selector_reader() -> None:
     assert gen._skips('cuda_compiler_version == "11.8" and aarch64', "linux-aarch64", "11.8")
     assert not gen._skips('cuda_compiler_version == "11.8" and aarch64', "linux-64", "11.8")
     assert not gen._skips("py != 310", "linux-64", "None")  # drops some builds, not the variant
+
+
+def test_the_generator_is_not_in_the_package():
+    """tools/ is for maintainers: the wheel ships conda_torchcheck/ only, and the generator is not in it."""
+    from pathlib import Path
+
+    from conda_torchcheck._toml import load_toml_text as parse
+
+    root = Path(__file__).resolve().parents[2]
+    assert not (root / "conda_torchcheck" / "knowledge" / "_build").exists()
+    assert not list((root / "conda_torchcheck").rglob("gen_release_tables.py"))
+    project = parse((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["conda_torchcheck"]

@@ -10,7 +10,7 @@ import pytest
 from conda_torchcheck.knowledge import known_torch_minors, load, torch_release
 from conda_torchcheck.knowledge import releases as r
 
-SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW", "QS", "ANN", "ANA", "KRC"}
+SOURCES = {"PREV", "FS", "PYG", "REL", "VIS", "AUD", "COG", "ROW", "QS", "ANN", "ANA", "KRC", "PYPI"}
 
 
 # -- every row has a source ---------------------------------------------------------------------------------
@@ -101,11 +101,19 @@ def test_every_companion_the_tables_produce_is_sourced() -> None:
     builds = load("pytorch_channel_builds")["builds"]
     sourced_tv = {x for row in builds.values() for x in [row["torchvision"], *row.get("pip_torchvision", [])]}
     sourced_ta = {x for row in builds.values() for x in [row.get("torchaudio", ""), *row.get("pip_torchaudio", [])]}
+    from tests.knowledge.test_refresh_releases import RECORDING, refresh
+
+    on_pypi = {p: v for f in refresh.read_pypi(replay=RECORDING).values() for p, v in f.torchvision_patch.items()}
     for minor, row in load("torch_releases")["releases"].items():
         for patch, items in row.get("torchvision_patch", {}).items():
             for item in items:
-                # 1.2.0 ↔ 0.4.1 comes from the torchvision README, the rest from the install matrix
-                assert item in sourced_tv or (patch, item) == ("1.2.0", "0.4.1"), (minor, patch, item)
+                # 1.2.0 ↔ 0.4.1 comes from the torchvision README, [PYPI] rows' from the PyPI recording, the rest
+                # from the install matrix
+                assert item in sourced_tv or (patch, item) == ("1.2.0", "0.4.1") or on_pypi.get(patch) == item, (
+                    minor,
+                    patch,
+                    item,
+                )
         for patch, items in row.get("torchaudio_patch", {}).items():
             for item in items:
                 assert item in sourced_ta, (minor, patch, item)
@@ -119,7 +127,9 @@ def test_every_companion_the_tables_produce_is_sourced() -> None:
 def test_pytorch_cuda_rows_are_published_versions() -> None:
     published = set(r.pytorch_cuda_versions())
     assert published == {"11.6", "11.7", "11.8", "12.1", "12.4"}
-    assert set(load("conda_channels")["pytorch_channel"]["pytorch_cuda"]) == published
+    from conda_torchcheck.knowledge import conda_channels
+
+    assert set(conda_channels.pytorch_channel().pytorch_cuda) == published
     for minor, row in load("torch_releases")["releases"].items():
         assert set(row.get("pytorch_cuda", [])) <= published, minor
 

@@ -10,14 +10,14 @@ MIXED = ("pytorch::pytorch=2.5.1=*cuda*", "pytorch::cpuonly")  # cuda and cpu bu
 
 # first lines of what the plugin's hooks print (the environment.yml pre-command has its own tests)
 HOOK_HEADS = (
-    "conda-torchcheck: `import torch` will fail in ",
+    "conda-torchcheck: `import ",
     "conda-torchcheck: after this transaction torch would be broken in ",
     "conda-torchcheck refused this transaction",
     "conda-torchcheck: the torch check after this command did not finish",
     "conda-torchcheck: the transaction check did not finish",
     "conda-torchcheck: activation checks installed in ",
 )
-FOLLOW = ("  TC", "  ... and ", "Full report", "Instead", "Answer n", "To go")
+FOLLOW = ("  TC", "  ... and ", "Full report", "Instead", "Or", "After it", "Answer n", "conda goes ahead", "To go")
 
 
 def ours(err: str) -> list[str]:

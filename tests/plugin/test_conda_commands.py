@@ -42,7 +42,7 @@ def test_installing_a_broken_torch_set_names_the_error(conda_cli, conda_home):
     lines = ours(err)
     # the guard warns before linking, the post-command names the error after it
     assert lines[0] == f"conda-torchcheck: after this transaction torch would be broken in {prefix}:"
-    summary = lines[lines.index(f"conda-torchcheck: `import torch` will fail in {prefix}:") :]
+    summary = lines[lines.index(f"conda-torchcheck: `import torchvision` will fail in {prefix}:") :]
     assert 3 <= len(summary) <= 6
     assert summary[1].startswith("  TC104 torchvision 0.15.2")
     assert summary[-1] == f"Full report: conda torchcheck -p {prefix}"
@@ -115,7 +115,7 @@ def test_env_update_from_a_file_checks_the_env_named_in_the_file(conda_cli, cond
     # conda's context stays on base for `env update -f`; the guard reads the name from the file and the
     # post-command takes the prefix from the transaction itself
     assert f"conda-torchcheck: after this transaction torch would be broken in {target}:" in lines
-    assert f"conda-torchcheck: `import torch` will fail in {target}:" in lines
+    assert f"conda-torchcheck: `import torchvision` will fail in {target}:" in lines
 
 
 def test_auto_off_keeps_the_post_command_silent(conda_cli, conda_home, monkeypatch):
@@ -267,7 +267,10 @@ def test_conda_options_after_the_verb_are_read(conda_cli, conda_home):
 def test_unknown_env_name_is_one_line_and_exit_code_2(conda_cli, conda_home):
     out, err, rc = conda_cli("torchcheck", "-n", "does-not-exist")
     assert rc == 2 and out == ""
-    assert err.splitlines()[0] == "conda-torchcheck: error: no environment named 'does-not-exist'"
+    lines = err.splitlines()
+    assert lines[0].startswith("conda-torchcheck: error: no environment named 'does-not-exist'")
+    # as documented: the error line, then one hint line (where it looked), nothing else
+    assert len(lines) == 2 and lines[1].startswith("hint: ")
 
 
 def test_conda_options_before_the_verb_are_kept(conda_cli, conda_home):
@@ -311,6 +314,12 @@ def test_all_envs_through_conda(conda_cli, conda_home):
     assert doc["kind"] == "fleet" and rc == doc["exit_code"]
     out, err, rc = conda_cli("torchcheck", "--all")
     assert "environment(s) on this machine:" in out.splitlines()[0] and "fleet-ok" in out
+
+
+def test_all_envs_through_conda_names_condas_command_in_the_footer(conda_cli, conda_home):
+    conda_cli("create", "-p", conda_home / "fleet-broken", *CHANNELS, "-y", *BROKEN)
+    out, err, rc = conda_cli("torchcheck", "--all")
+    assert out.rstrip().splitlines()[-1] == "Full report of one: conda torchcheck -p PREFIX (or -n NAME)"
 
 
 def test_docs_through_conda(conda_cli):

@@ -1,6 +1,6 @@
 """TC810: this tool's activation scripts are installed but were generated for another torch (or tool version).
 
-Registered in ``checks.CHECK_MODULES``. Costs one directory listing when no scripts are installed.
+Registered in ``conda_torchcheck.registry``. Costs one directory listing when no scripts are installed.
 """
 
 from __future__ import annotations
@@ -50,9 +50,4 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-CHECK = Check(
-    name="activation_hooks",
-    ids=("TC810",),
-    summary="conda-torchcheck's activation scripts are out of date for this environment",
-    run=run,
-)
+CHECK = Check.declared(__name__, run)

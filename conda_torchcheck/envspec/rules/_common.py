@@ -1,0 +1,86 @@
+"""What every environment-file rule shares: the context it reads and the evidence shapes it writes."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from conda_torchcheck import registry
+from conda_torchcheck.envspec.intent import Intent, facts
+from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
+from conda_torchcheck.findings import Finding, Fix
+from conda_torchcheck.messages import msg
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    intent: Intent
+    #: how the user runs the tool: ``conda-torchcheck`` or ``conda torchcheck``
+    command: str = "conda-torchcheck"
+
+    @property
+    def file(self) -> EnvFile:
+        return self.intent.file
+
+    def fix_command(self) -> str:
+        return f"{self.command} spec fix {shlex.quote(self.file.path)} --write"
+
+    def rewrite_fix(self, key: str, **params: Any) -> Fix:
+        return Fix("file", msg(key, **params), (self.fix_command(),), safe_automatic=True)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of ``spec check``: a module of conda_torchcheck.envspec.rules, declared in the registry."""
+
+    name: str
+    ids: tuple[str, ...]
+    summary: str
+    run: Callable[[RuleContext], Iterator[Finding]]
+
+    @classmethod
+    def declared(cls, module: str, run: Callable[[RuleContext], Iterator[Finding]]) -> Rule:
+        """The rule of ``module`` (its ``__name__``) as conda_torchcheck.registry declares it, running ``run``."""
+        entry = registry.emitter_of_module(module)
+        return cls(entry.name, entry.ids, entry.summary, run)
+
+
+def at(dep: CondaDep | PipItem) -> dict[str, Any]:
+    return {"line": dep.where.line, "entry": dep.text}
+
+
+def ev(ctx: RuleContext, **extra: Any) -> dict[str, Any]:
+    return {"file": ctx.file.path, **extra}
+
+
+def channels_ev(ctx: RuleContext) -> list[dict[str, Any]]:
+    return [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or ()]
+
+
+def defaults_first(i: Intent) -> Any:
+    """The classic CPU-build file: Anaconda's defaults listed before the pytorch channel, an unprefixed
+    pytorch and the old CUDA selector (cudatoolkit): conda takes pytorch from defaults, which had builds for
+    a few CUDA versions only, so a cudatoolkit pin it has no build for gets defaults' CPU pytorch. Returns the
+    channel item listed first, or None."""
+    names = list(i.file.channel_names)
+    torch = i.deps.get("pytorch") or i.misnamed_torch  # `torch=1.9` is read (and fixed) as pytorch
+    if "pytorch" not in names or "cudatoolkit" not in i.deps or i.selectors:
+        return None
+    if torch is None or torch.spec is None or torch.spec.channel is not None:
+        return None
+    defaults = set(facts()["defaults"]["names"])
+    first = next((c for c in i.file.channels or () if c.name in defaults), None)
+    if first is None or names.index(first.name) > names.index("pytorch"):
+        return None
+    return first
+
+
+def wants_pytorch_channel(i: Intent) -> bool:
+    """The file's torch is the pytorch channel's: it comes from there, or the file asks for that channel's
+    build (pytorch-cuda/cpuonly with the channel listed, or the classic defaults-first cudatoolkit file)."""
+    if i.era == "pytorch":
+        return True
+    names = i.file.channel_names
+    return bool((i.selectors or i.cuda_packages) and "pytorch" in names) or defaults_first(i) is not None

@@ -1,0 +1,59 @@
+"""TC604: a package without the channel that publishes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.envspec.intent import cuda_libraries_from_base
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, channels_ev, ev
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+
+def _has_channel(ctx: RuleContext, channel: str) -> bool:
+    if channel in ctx.file.channel_names:
+        return True
+    return any(d.spec is not None and d.spec.channel_name == channel for d in ctx.file.deps)
+
+
+def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    # pytorch-nightly / pytorch-test carry their own pytorch-cuda and cpuonly
+    selector_channels = ("pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts")
+    unprefixed = [d for d in i.selectors if d.spec is None or d.spec.channel_name not in selector_channels]
+    listed = any(c in ctx.file.channel_names for c in selector_channels)
+    if unprefixed and not listed:
+        yield finding(
+            "TC604",
+            Severity.ERROR,
+            variant="pytorch",
+            evidence=ev(ctx, entries=[at(d) for d in unprefixed], channels=channels_ev(ctx)),
+            # the rewrite moves the selectors to the pytorch channel or writes them the conda-forge way; a torch
+            # from Anaconda's defaults or another channel keeps its source, so there it is the user's edit
+            fixes=[
+                Fix("file", msg("TC604.pytorch.fix"))
+                if i.era in ("defaults", "other") or i.variant == "conflict"
+                else ctx.rewrite_fix("TC604.pytorch.fix")
+            ],
+            package=unprefixed[0].name,
+        )
+    pc = i.deps.get("pytorch-cuda")
+    missing_pytorch = bool(unprefixed) and not listed
+    # a full export that pins pytorch-cuda's CUDA libraries to a listed base channel's builds does not take
+    # them from nvidia (CUDA 12+ only: the base channels have no CUDA 11 split packages)
+    if (
+        pc is not None
+        and not missing_pytorch
+        and not _has_channel(ctx, "nvidia")
+        and not cuda_libraries_from_base(ctx.file)
+    ):
+        yield finding(
+            "TC604",
+            Severity.ERROR,
+            variant="nvidia",
+            evidence=ev(ctx, entry=at(pc), channels=channels_ev(ctx)),
+            fixes=[ctx.rewrite_fix("TC604.nvidia.fix")],
+        )
+
+
+RULE = Rule.declared(__name__, channel_for_package)

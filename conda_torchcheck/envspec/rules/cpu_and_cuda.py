@@ -1,0 +1,37 @@
+"""TC609: CPU and CUDA at once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+
+def _located(ctx: RuleContext, text: str) -> dict[str, Any]:
+    """An entry's text with the line it is on (the first one written so)."""
+    for item in (*ctx.file.deps, *(ctx.file.pip or ())):
+        if item.text == text:
+            return at(item)
+    return {"line": 0, "entry": text}
+
+
+def cpu_and_cuda(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    if i.variant != "conflict":
+        return
+    cpu = [e for v, e in i.variant_signals if v == "cpu"]
+    cuda = [e for v, e in i.variant_signals if v == "cuda"]
+    yield finding(
+        "TC609",
+        Severity.ERROR,
+        evidence=ev(ctx, cpu=[_located(ctx, e) for e in cpu], cuda=[_located(ctx, e) for e in cuda]),
+        fixes=[Fix("file", msg("TC609.fix", cpu=", ".join(cpu), cuda=", ".join(cuda)))],
+        cpu=cpu[0],
+        cuda=cuda[0],
+    )
+
+
+RULE = Rule.declared(__name__, cpu_and_cuda)

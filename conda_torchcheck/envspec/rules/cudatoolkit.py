@@ -1,0 +1,131 @@
+"""TC613: cudatoolkit where the torch uses something else."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from conda_torchcheck.envspec.history import release as torch_release
+from conda_torchcheck.envspec.intent import Intent, facts
+from conda_torchcheck.envspec.matchspec import version_key
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+
+def _major(version: str | None) -> int | None:
+    key = version_key(version or "")
+    return key.major if key is not None else None
+
+
+def _conda_forge_has_cuda12(i: Intent) -> bool:
+    """Does the newest conda-forge pytorch the file allows have CUDA 12+ builds (linux-64)?"""
+    try:
+        from conda_torchcheck.knowledge import releases
+    except ImportError:  # pragma: no cover - shipped with the package
+        return False
+    torch = i.deps.get("pytorch")
+    versions = list(releases.conda_forge_versions())
+    if torch is not None and torch.spec is not None and torch.spec.version:
+        versions = [v for v in versions if torch.spec.allows(v) is True]
+    if not versions:
+        return False
+    cudas = releases.conda_forge_builds(versions[-1]).get("linux-64", ())
+    return any(_major(c) is not None and (_major(c) or 0) >= 12 for c in cudas if c != "cpu")
+
+
+def pytorch_cuda_for_cudatoolkit(spec: Any, torch_version: str | None) -> str | None:
+    """The pytorch-cuda a ``cudatoolkit`` entry stands for with torch ≥ 1.13 on the pytorch channel: the newest
+    one that release had which the entry's constraint allows (no version: the newest, as the solver picks);
+    None when the release had none that fits (then only the user can choose)."""
+    release = torch_release(torch_version) if torch_version else None
+    if release is None or not release.pytorch_cuda:
+        return None
+    for cuda in reversed(release.pytorch_cuda):
+        if spec.version in (None, "*") or spec.allows(cuda) is True or spec.allows(f"{cuda}.0") is True:
+            return cuda
+    return None
+
+
+def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    dep = i.deps.get("cudatoolkit")
+    if dep is None or dep.spec is None:
+        return
+    version = dep.spec.exact or dep.spec.minor or ""
+    major = _major(version)
+    if wants_pytorch_channel(i):
+        torch_version = i.torch_version
+        from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
+        key, base = version_key(torch_version or ""), version_key(from_minor)
+        if key is None or base is None or key < base:
+            return  # before 1.13 cudatoolkit is the selector (TC605 checks the build existed)
+        if "pytorch-cuda" in i.deps:
+            # both selectors: pytorch-cuda decides, cudatoolkit only adds a second CUDA copy
+            yield finding(
+                "TC613",
+                Severity.WARNING,
+                variant="redundant",
+                evidence=ev(ctx, entry=at(dep), pytorch_cuda=at(i.deps["pytorch-cuda"]), torch=torch_version),
+                fixes=[ctx.rewrite_fix("TC613.redundant.fix")],
+                torch=torch_version,
+            )
+            return
+        cuda = pytorch_cuda_for_cudatoolkit(dep.spec, torch_version)
+        release = torch_release(torch_version)
+        options = ", ".join(release.pytorch_cuda) if release is not None else ""
+        yield finding(
+            "TC613",
+            Severity.WARNING,
+            variant="pytorch",
+            evidence=ev(ctx, entry=at(dep), torch=torch_version, pytorch_cuda_for_torch=options),
+            # the rewrite converts it for the frozen pytorch channel only (the nightly channels are left as they are)
+            fixes=[
+                ctx.rewrite_fix("TC613.pytorch.fix", cuda=cuda)
+                if cuda and i.torch_channel not in ("pytorch-nightly", "pytorch-test", "pytorch-lts")
+                else Fix("file", msg("TC613.pytorch.fix", cuda=cuda))
+                if cuda
+                else Fix("file", msg("TC613.pytorch.fix_choose", options=options, torch=torch_version))
+            ],
+            torch=torch_version,
+        )
+    elif i.era == "conda-forge":
+        last = facts()["conda_forge"]["cudatoolkit_last_major"]
+        cuda_dep = i.deps.get("cuda-version") or i.deps.get("pytorch-cuda")
+        cuda_major = None
+        if cuda_dep is not None and cuda_dep.spec is not None:
+            cuda_major = _major(cuda_dep.spec.exact or cuda_dep.spec.minor or (cuda_dep.spec.version or "").strip("=*"))
+        if major is not None and major > last:
+            yield finding(
+                "TC613",
+                Severity.ERROR,
+                variant="conda_forge",
+                evidence=ev(ctx, entry=at(dep)),
+                fixes=[ctx.rewrite_fix("TC613.conda_forge.fix")],
+                version=version or "?",
+            )
+        elif cuda_dep is None and _conda_forge_has_cuda12(i):
+            # cudatoolkit is the CUDA 11 runtime: alone it restricts the solve to pytorch's CUDA 11 builds
+            # (older releases, or none) where the release has CUDA 12 ones; which CUDA is the user's choice
+            yield finding(
+                "TC613",
+                Severity.WARNING,
+                variant="conda_forge_cuda11",
+                evidence=ev(ctx, entry=at(dep), torch=at(i.deps["pytorch"]) if "pytorch" in i.deps else None),
+                fixes=[Fix("file", msg("TC613.conda_forge_cuda11.fix"))],
+                entry=dep.text,
+            )
+        elif cuda_major is not None and cuda_major > last:
+            # conda-forge's CUDA 11 convention (cudatoolkit + cuda-version=11.x) is right and stays silent;
+            # next to CUDA 12+ cudatoolkit is a second, older CUDA the torch build does not use
+            yield finding(
+                "TC613",
+                Severity.WARNING,
+                variant="conda_forge",
+                evidence=ev(ctx, entry=at(dep), cuda=at(cuda_dep)),
+                fixes=[ctx.rewrite_fix("TC613.conda_forge.fix")],
+                version=version or "*",
+            )
+
+
+RULE = Rule.declared(__name__, cudatoolkit)

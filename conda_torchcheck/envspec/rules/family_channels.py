@@ -1,0 +1,112 @@
+"""TC612: torch family from different builders."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.builders import builder_of
+from conda_torchcheck.envspec.intent import PYTORCH_PUBLISHERS, build_builder
+from conda_torchcheck.envspec.parse import CondaDep
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+
+def family_channels(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    torch_builder = builder_of(i.torch_channel)
+    torch_dep = i.deps.get("pytorch")
+    torch_prefixed = torch_dep is not None and torch_dep.spec is not None and torch_dep.spec.channel is not None
+    by_order = next((c for c in ctx.file.channel_names if c in PYTORCH_PUBLISHERS), None)
+    mixed: list[tuple[str, CondaDep, str]] = []
+    by_build: list[CondaDep] = []
+    if torch_builder is not None:
+        for name in ("torchvision", "torchaudio", "libtorch"):
+            dep = i.deps.get(name)
+            if dep is None or dep.spec is None:
+                continue
+            built = build_builder(dep.spec.build)
+            # a torch pinned to a hashed build is itself conda-forge's/Anaconda's, whatever the order says
+            torch_built = build_builder(torch_dep.spec.build) if torch_dep is not None and torch_dep.spec else None
+            if (
+                dep.spec.channel_name is None
+                # the file takes (or, with pytorch-cuda/cpuonly, asks for) the pytorch channel's torch
+                and (torch_builder == "pytorch" or wants_pytorch_channel(i))
+                and torch_built != "base"
+                and built == "base"
+            ):
+                # `torchvision=0.15.2=cpu_py310h83e0c9b_0`: a hashed build is conda-forge's or Anaconda's,
+                # whatever the channel order says; the pytorch channel has no build of that name
+                by_build.append(dep)
+                continue
+            if dep.spec.channel_name is not None:
+                other = builder_of(dep.spec.channel_name)
+                mismatch = other != torch_builder
+                channel = dep.spec.channel_name
+            elif torch_prefixed and by_order is not None:
+                # unprefixed, it comes from the first listed channel that has it; a nightly torch needs the
+                # nightly companions, and another builder's ones do not load into this torch
+                channel = by_order
+                mismatch = by_order != i.torch_channel and (
+                    builder_of(by_order) != torch_builder or "nightly" in (i.torch_channel or "") + by_order
+                )
+            else:
+                continue
+            if mismatch:
+                mixed.append((name, dep, channel))
+        if mixed:
+            # one finding for the family: torchvision and torchaudio from the wrong builder are one mistake
+            torch = i.deps.get("pytorch")
+            packages = ", ".join(n for n, _, _ in mixed)
+            yield finding(
+                "TC612",
+                Severity.ERROR,
+                variant="family",
+                evidence=ev(
+                    ctx,
+                    torch=at(torch) if torch else None,
+                    others=[at(d) for _, d, _ in mixed],
+                    torch_channel=i.torch_channel,
+                ),
+                fixes=[ctx.rewrite_fix("TC612.family.fix", package=packages, torch_channel=i.torch_channel)],
+                package=packages,
+                channel=mixed[0][2],
+                torch_channel=i.torch_channel,
+            )
+        if by_build:
+            torch = i.deps.get("pytorch")
+            packages = ", ".join(d.text for d in by_build)
+            yield finding(
+                "TC612",
+                Severity.ERROR,
+                variant="build",
+                evidence=ev(
+                    ctx,
+                    torch=at(torch) if torch else None,
+                    others=[at(d) for d in by_build],
+                    torch_channel=i.torch_channel,
+                ),
+                # the build string names another builder's package: only the user can say which build to keep
+                fixes=[Fix("file", msg("TC612.build.fix", package=packages, torch_channel=i.torch_channel))],
+                package=packages,
+                torch_channel=i.torch_channel,
+            )
+    # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"
+    names = list(ctx.file.channel_names)
+    # nvidia after conda-forge only supplies what conda-forge lacks (cuda-nvtx 11.8 ...): intended, silent;
+    # before it (or as nvidia::) it replaces the CUDA libraries conda-forge's torch is built against
+    nvidia_first = "nvidia" in names and "conda-forge" in names and names.index("nvidia") < names.index("conda-forge")
+    prefixed = any(d.spec is not None and d.spec.channel_name == "nvidia" for d in ctx.file.deps)
+    if i.era == "conda-forge" and (nvidia_first or prefixed) and not wants_pytorch_channel(i):
+        where = [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or () if c.name == "nvidia"]
+        where += [at(d) for d in ctx.file.deps if d.spec is not None and d.spec.channel_name == "nvidia"]
+        yield finding(
+            "TC612",
+            Severity.WARNING,
+            variant="nvidia",
+            evidence=ev(ctx, nvidia=where),
+            fixes=[ctx.rewrite_fix("TC612.nvidia.fix")],
+        )
+
+
+RULE = Rule.declared(__name__, family_channels)

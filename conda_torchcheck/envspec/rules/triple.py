@@ -1,0 +1,101 @@
+"""TC608: torch / torchvision / torchaudio that do not pair."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.envspec.history import release as torch_release
+from conda_torchcheck.envspec.intent import companion_for, companion_ok, torch_for_companions
+from conda_torchcheck.envspec.matchspec import minor_of_spec
+from conda_torchcheck.envspec.parse import CondaDep, PipItem
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+
+def _companion_version(dep: CondaDep | PipItem) -> str | None:
+    if isinstance(dep, CondaDep):
+        if dep.spec is None:
+            return None
+        return dep.spec.exact or dep.spec.minor
+    exact = dep.line.exact
+    if exact:
+        return exact.split("+", 1)[0]
+    spec = dep.line.version_spec
+    return minor_of_spec(spec.lstrip("=")) if spec.startswith("==") else None
+
+
+def triple(ctx: RuleContext) -> Iterator[Finding]:
+    """torchvision/torchaudio pinned to a release built for another torch. One finding for the family (the
+    torchvision and torchaudio of another release are one mistake), reported on the companions' lines. The
+    fix is a choice, not a rewrite: which of the two explicit pins is the wrong one only the user knows, and
+    rewriting a pin to another version would not keep the file's constraint (issue 13: say so instead)."""
+    i = ctx.intent
+    torch_version = i.torch_version
+    if not torch_version or torch_release(torch_version) is None:
+        return
+    torch_dep: CondaDep | PipItem | None = i.deps.get("pytorch") or i.misnamed_torch or i.pip.get("torch")
+    wrong: list[tuple[str, CondaDep | PipItem, str, str]] = []  # (package, entry, version, expected)
+    for name in ("torchvision", "torchaudio"):
+        dep: CondaDep | PipItem | None = i.deps.get(name) or i.pip.get(name)
+        if dep is None:
+            continue
+        version = _companion_version(dep)
+        if not version:
+            continue
+        verdict = companion_ok(name, torch_version, version)
+        if verdict is False and "dev" in torch_version:
+            # nightlies pair by minor (and date): 0.16.0.dev20230607 with 2.1.0.dev20230607
+            verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "")
+        if verdict is False:
+            want_minor, want_exact = companion_for(name, torch_version, conda=isinstance(dep, CondaDep))
+            wrong.append((name, dep, version, want_exact or want_minor or "?"))
+    if wrong:
+        entries = ", ".join(f"{n} {v}" for n, _, v, _ in wrong)
+        expected = ", ".join(f"{n} {e}" for n, _, _, e in wrong)
+        paired = torch_for_companions([(n, v) for n, _, v, _ in wrong]) if "dev" not in torch_version else None
+        fix = (
+            msg("TC608.fix_choose", expected=expected, torch=torch_version, entries=entries, paired=paired)
+            if paired
+            else msg("TC608.fix", expected=expected, torch=torch_version)
+        )
+        yield finding(
+            "TC608",
+            Severity.ERROR,
+            evidence=ev(
+                ctx,
+                torch=at(torch_dep) if torch_dep else None,
+                companions=[at(d) for _, d, _, _ in wrong],
+                pairs_with=paired,
+            ),
+            fixes=[Fix("file", fix)],
+            entries=entries,
+            torch=torch_version,
+            expected=expected,
+        )
+
+    yield from _bounds(ctx, torch_version, torch_dep)
+
+
+def _bounds(ctx: RuleContext, torch_version: str, torch_dep: CondaDep | PipItem | None) -> Iterator[Finding]:
+    """Entries built for one torch (pyg channel packages, +pt24cu121 wheels, a find-links page named for one
+    torch release) against the torch the file pins: they cannot load into another torch's ABI."""
+    i = ctx.intent
+    for bound in i.bounds:
+        if bound.allows(torch_version):
+            continue
+        yield finding(
+            "TC608",
+            Severity.ERROR,
+            variant="extension" if bound.kind == "minor" else "extension_max",
+            evidence=ev(
+                ctx, torch=at(torch_dep) if torch_dep else None, other={"line": bound.line, "entry": bound.text}
+            ),
+            fixes=[Fix("file", msg("TC608.extension.fix", minor=bound.minor, entry=bound.text))],
+            entry=bound.text,
+            minor=bound.minor,
+            torch=torch_version,
+        )
+
+
+RULE = Rule.declared(__name__, triple)

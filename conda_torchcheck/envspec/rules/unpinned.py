@@ -1,0 +1,66 @@
+"""TC611: unpinned torch family."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+
+from conda_torchcheck.envspec.intent import CONDA_TORCH, PIP_TORCH
+from conda_torchcheck.envspec.parse import CondaDep, PipItem
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+
+def unpinned(ctx: RuleContext) -> Iterator[Finding]:
+    """Entries of the torch family with no version at all. A range (``pytorch>=1.8``) is a constraint the user
+    chose, not "unpinned"; a conda torchvision/torchaudio beside a conda pytorch follows it (each of their
+    conda builds depends on one exact pytorch), so only pytorch itself needs the pin there."""
+    i = ctx.intent
+    conda_loose: list[CondaDep] = []
+    # pytorch-gpu / pytorch-cpu (conda-forge's metapackages) pin pytorch as well: the companions follow them
+    conda_pytorch = any(n in i.deps for n in ("pytorch", "pytorch-gpu", "pytorch-cpu")) or i.misnamed_torch is not None
+    for name in CONDA_TORCH:
+        dep = i.deps.get(name)
+        if dep is None or dep.spec is None or dep.spec.version not in (None, "*"):
+            continue
+        if name != "pytorch" and conda_pytorch:
+            continue
+        conda_loose.append(dep)
+    pip_loose: list[PipItem] = []
+    for name in PIP_TORCH:
+        item = i.pip.get(name)
+        if item is None or item.line.url or item.line.specifier:
+            continue
+        if name != "torch" and ("torch" in i.pip or conda_pytorch):
+            # pip's resolver pairs an unpinned torchvision with the torch it installs (each wheel pins one
+            # torch); beside a conda torch TC606 (cross) says what is wrong with it
+            continue
+        pip_loose.append(item)
+    fix_with_env = Fix(
+        "file", msg("TC611.fix"), (f"{ctx.command} spec fix {shlex.quote(ctx.file.path)} -p <env> --write",)
+    )
+    if conda_loose and i.era == "pytorch" and i.resolution is not None and i.resolution.version:
+        yield finding(
+            "TC611",
+            Severity.WARNING,
+            variant="frozen",
+            evidence=ev(ctx, entries=[at(d) for d in conda_loose], resolves_to=i.resolution.version),
+            fixes=[ctx.rewrite_fix("TC611.frozen.fix", version=i.resolution.version)],
+            packages=", ".join(d.spec.name for d in conda_loose if d.spec),
+            version=i.resolution.version,
+        )
+        conda_loose = []
+    loose: list[CondaDep | PipItem] = [*conda_loose, *pip_loose]
+    if loose:
+        names = ", ".join(d.spec.name if isinstance(d, CondaDep) and d.spec else (d.line.name or d.text) for d in loose)
+        yield finding(
+            "TC611",
+            Severity.WARNING,
+            evidence=ev(ctx, entries=[at(d) for d in loose]),
+            fixes=[fix_with_env],
+            packages=names,
+        )
+
+
+RULE = Rule.declared(__name__, unpinned)

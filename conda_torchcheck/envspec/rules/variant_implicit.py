@@ -1,0 +1,34 @@
+"""TC614: the conda-forge variant chosen by the machine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.findings import Finding, Severity, finding
+
+
+def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
+    i = ctx.intent
+    torch = i.deps.get("pytorch")
+    if i.era != "conda-forge" or torch is None or torch.spec is None:
+        return
+    if torch.spec.build or "pytorch-gpu" in i.deps or "pytorch-cpu" in i.deps:
+        return
+    if i.selectors:  # pytorch-cuda / cpuonly on conda-forge: TC604 already says what to write instead
+        return
+    if i.variant == "cuda":
+        signal = next(e for v, e in i.variant_signals if v == "cuda")
+        yield finding(
+            "TC614",
+            Severity.WARNING,
+            variant="cuda_not_forced",
+            evidence=ev(ctx, entry=at(torch), cuda_signal=signal),
+            fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
+            signal=signal,
+        )
+    # no variant signal at all: conda-forge then picks the build from the solving machine's __cuda, which is
+    # conda-forge's design for "whatever this machine can run" — a choice, not a defect: silent
+
+
+RULE = Rule.declared(__name__, variant_implicit)

@@ -1,0 +1,92 @@
+"""Mechanisms read from the paste's facts (the blind sets q and r showed them; set p measures them first-pass):
+a wheel file's tags against the Python the paste states, ROCm's missing gfx target, a dependency with no wheel or
+only a placeholder, an application's own Python check, conda finding no package for a platform, log line
+prefixes."""
+
+from __future__ import annotations
+
+import pytest
+
+from conda_torchcheck.explain import explain
+
+WHEEL = "torch-1.0.0-cp37-cp37m-win_amd64.whl is not a supported wheel on this platform."
+PLACEHOLDER_ONLY = (
+    "ERROR: Could not find a version that satisfies the requirement TorchCodec==0.2.1 (from versions: 0.0.0.dev0)\n"
+    "ERROR: No matching distribution found for TorchCodec==0.2.1"
+)
+APP_PYTHON = (
+    "INCOMPATIBLE PYTHON VERSION\nThis program is tested with 3.10.6 Python, but you have 3.11.2.\n"
+    "RuntimeError: Couldn't install torch."
+)
+CONDA_NOT_FOUND = (
+    "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - pytorch\n\n"
+    "Current channels:\n\n  - https://conda.anaconda.org/pytorch/osx-arm64\n"
+)
+JOURNALD = (
+    "Aug 12 10:38:34 host app[41]: WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. "
+    "xFormers was built for:\n"
+    "Aug 12 10:38:34 host app[41]:     PyTorch 2.10.0+cu128 with CUDA 1208 (you have 2.11.0+cu130)"
+)
+
+
+HIP_126 = (
+    'OSError: [WinError 126] The specified module could not be found. Error loading "F:\\ComfyUI\\python_embeded\\'
+    'Lib\\site-packages\\torch\\lib\\c10_hip.dll" or one of its dependencies.'
+)
+FFMPEG_126 = (
+    "FFmpeg version 7: Could not find module 'C:\\Python313\\site-packages\\torchcodec\\libtorchcodec_core7.dll' "
+    "(or one of its dependencies). Try using the full path with constructor syntax."
+)
+WSL_CUDNN = (
+    "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: "
+    "No such file or directory"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        # a ROCm build's own DLL: the AMD driver's HIP runtime is missing
+        (HIP_126, "hip-runtime-missing"),
+        # torchcodec's FFmpeg bridge: FFmpeg's DLLs are not found
+        (FFMPEG_126, "ffmpeg-libraries-missing"),
+        (
+            "OSError: libavutil.so.59: cannot open shared object file: No such file or directory",
+            "ffmpeg-libraries-missing",
+        ),
+        # cuDNN 8 dlopens the unversioned libcuda.so: the driver's link is missing (WSL2), not the driver
+        (WSL_CUDNN, "linux-library-missing"),
+        ("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory", "no-nvidia-driver"),
+        # an extension in a site folder under /lib is an extension, not a system library
+        (
+            (
+                "ImportError: /lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+                "undefined symbol: _ZN3c104cuda9SetDeviceEi"
+            ),
+            "extension-for-other-torch",
+        ),
+        ("Mac M3，运行报错：AssertionError: Torch not compiled with CUDA enabled", "no-cuda-on-macos"),
+        (
+            "faiss crashes: OMP: Error #15: Initializing libomp.dylib, but found libomp.dylib already initialized",
+            "other-package-openmp",
+        ),
+        # the wheel is for the Python that runs pip, and for 64-bit Windows: the Python is 32-bit
+        (f"I use Windows 10 and Python 3.7.\n{WHEEL}", "python-32bit"),
+        # the wheel is for another Python than the one stated
+        (f"Python 3.8.10 on Windows\n{WHEEL}", "torch-for-other-python"),
+        (
+            "RuntimeError: HIP error: invalid device function\nHIP kernel errors might be asynchronously reported",
+            "gpu-arch-not-in-build",
+        ),
+        (PLACEHOLDER_ONLY, "platform-without-wheels"),
+        (
+            "No module named 'torchcodec.decoders'\nversion is `torchcodec              0.0.0.dev0`",
+            "python-not-supported",
+        ),
+        (APP_PYTHON, "python-not-supported"),
+        (CONDA_NOT_FOUND, "platform-without-wheels"),
+        (JOURNALD, "extension-for-other-torch"),
+    ],
+)
+def test_the_first_cause(text, first):
+    assert explain(text).likely_causes[0] == first
