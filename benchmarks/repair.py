@@ -93,8 +93,9 @@ def run(work: Path) -> dict:
         before.plan = plan
         # the report as `check` prints it (findings, then the plan), less the target's 4 lines and the summary's 2
         shown = len(render_text(before, lang="en").splitlines()) - 6
-        if roots:
-            lines_per_cause.append(round(shown / len(roots), 1))
+        per_cause = round(shown / len(roots), 1) if roots else None
+        if per_cause is not None:
+            lines_per_cause.append(per_cause)
         unintended = sum(
             1 for s in plan.steps if s.finding not in TORCH_CHANGE_IS_THE_FIX and s.verification.torch_change
         )
@@ -109,6 +110,7 @@ def run(work: Path) -> dict:
                 "import_before": broken_import or "works (torch itself)",
                 "root_causes": [f.id for f in roots],
                 "folded": sum(len(f.consequences) for f in roots),
+                "lines_per_root_cause": per_cause,
                 "steps": [(s.finding, s.verification.status) for s in plan.steps],
                 "dropped": [(d.finding, d.reason) for d in plan.dropped],
                 "unintended_torch_changes": unintended,
@@ -153,11 +155,15 @@ def main() -> int:
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
-    print(f"{'class':42} {'roots':>5} {'folded':>6} {'steps':>5} {'repaired':>8} {'repair s':>8} {'pip s':>6}")
+    print(
+        f"{'class':42} {'roots':>5} {'folded':>6} {'lines':>5} {'steps':>5} {'repaired':>8} {'repair s':>8}"
+        f" {'pip s':>6}"
+    )
     for r in doc["classes"]:
         pip_s = "-" if r["package_manager_s"] is None else f"{r['package_manager_s']:.1f}"
         print(
-            f"{r['class']:42} {len(r['root_causes']):>5} {r['folded']:>6} {len(r['steps']):>5} "
+            f"{r['class']:42} {len(r['root_causes']):>5} {r['folded']:>6} {r['lines_per_root_cause'] or '-':>5} "
+            f"{len(r['steps']):>5} "
             f"{'yes' if r['repaired'] else 'NO':>8} {r['repair_s']:>8.1f} {pip_s:>6}"
         )
         for finding, reason in r["dropped"]:

@@ -17,7 +17,7 @@ _STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blu
 #: where the terminal's width is not known (output to a file or a pipe)
 WIDTH = 100
 #: without -v: items shown of one evidence list, and consequences listed under their cause
-LIST_ITEMS = 3
+LIST_ITEMS = 2
 CONSEQUENCE_LINES = 4
 
 
@@ -135,8 +135,8 @@ def _evidence_lines(value: Any, indent: str, depth: int = 0, *, limit: int = 0, 
                     first = False
             else:
                 lines.append(f"{indent}- {item}")
-        if len(shown) < len(value):
-            lines.append(f"{indent}  (+{len(value) - len(shown)})")
+        if len(shown) < len(value) and lines:
+            lines[-1] += f"  (+{len(value) - len(shown)} more)"
     else:
         lines.append(f"{indent}{value}")
     return lines
