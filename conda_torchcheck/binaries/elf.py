@@ -26,6 +26,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from conda_torchcheck.binaries.headers import ELF_MACHINES
+from conda_torchcheck.inventory.fs import open_binary
 from conda_torchcheck.records import MutableRecord, Record
 
 TYPE_CHECKING = False
@@ -217,7 +218,7 @@ class _Image:
 
 
 def _open(path: Path) -> tuple[_Image, object | None]:
-    fh = open(path, "rb")
+    fh = open_binary(path)
     try:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:

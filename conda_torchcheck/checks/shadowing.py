@@ -12,6 +12,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.facts import PIP_FAMILY, conda_state_vars
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import Environment, SiteDir
 from conda_torchcheck.knowledge import load
@@ -112,7 +113,7 @@ def _editable_torch(env: Environment, directory: Path) -> bool:
         link = site.path / "torch.egg-link"
         if site.kind == "env" and link.is_file():
             try:
-                first = link.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+                first = fs.read_text(link, fs.SMALL_LIMIT).splitlines()[:1]
             except OSError:
                 continue
             if first and Path(first[0].strip()) == directory:

@@ -75,7 +75,7 @@ def _unix_python_binary(prefix: Path) -> Path | None:
 def read_pyvenv_cfg(prefix: Path) -> dict[str, str] | None:
     cfg = prefix / "pyvenv.cfg"
     try:
-        text = cfg.read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(cfg, fs.SMALL_LIMIT)
     except OSError:
         return None
     out: dict[str, str] = {}
@@ -184,7 +184,7 @@ def detect_python(
 def _patchlevel(prefix: Path, version: str, free_threaded: bool) -> str | None:
     header = prefix / "include" / f"python{version}{'t' if free_threaded else ''}" / "patchlevel.h"
     try:
-        text = header.read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(header, fs.SMALL_LIMIT)
     except OSError:
         return None
     m = re.search(r'#define\s+PY_VERSION\s+"([0-9.]+)', text)
@@ -305,7 +305,7 @@ def _site_dirs(
             if not name.endswith(".pth"):
                 continue
             try:
-                lines = (site.path / name).read_text(encoding="utf-8", errors="replace").splitlines()
+                lines = fs.read_text(site.path / name, fs.SMALL_LIMIT).splitlines()
             except OSError:
                 continue
             for line in lines:

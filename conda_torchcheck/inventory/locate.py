@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from conda_torchcheck.errors import TargetError
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.messages import translate
 
 
@@ -16,7 +17,7 @@ def _environments_txt(home: Path) -> list[Path]:
     out = []
     for candidate in (home / ".conda" / "environments.txt",):
         try:
-            for line in candidate.read_text(encoding="utf-8", errors="replace").splitlines():
+            for line in fs.read_text(candidate, fs.SMALL_LIMIT).splitlines():
                 line = line.strip()
                 if line and not line.startswith("#"):
                     out.append(Path(line))
@@ -63,7 +64,7 @@ def _condarc_envs_dirs(paths: list[Path], environ: Mapping[str, str]) -> list[Pa
     out: list[Path] = []
     for rc in paths:
         try:
-            text = rc.read_text(encoding="utf-8", errors="replace")
+            text = fs.read_text(rc, fs.SMALL_LIMIT)
         except OSError:
             continue
         in_list = False

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
 
@@ -79,7 +80,7 @@ class TorchInfo:
 
 def read_version_py(package_dir: Path) -> VersionPy | None:
     try:
-        text = (package_dir / "version.py").read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(package_dir / "version.py", fs.SMALL_LIMIT)
     except OSError:
         return None
 

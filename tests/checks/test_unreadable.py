@@ -120,14 +120,16 @@ def test_unreadable_record_as_any_user(make_env, capsys, monkeypatch):
     b = make_env()
     record = b.prefix / "conda-meta" / "numpy-2.1.0-py311h0_0.json"
     record.write_text("{}", encoding="utf-8")
-    real = Path.read_bytes
+    from conda_torchcheck.inventory import fs
 
-    def read_bytes(self):
-        if self == record:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    real = fs.read_bytes
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    def read_bytes(path, *args):  # every target file is read through the one bounded reader
+        if Path(path) == record:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(fs, "read_bytes", read_bytes)
     code, doc = check_json(capsys, "-p", str(b.prefix))
     f = _only(doc, "TC901")
     assert f["evidence"]["problem"] == "Permission denied"
