@@ -21,7 +21,7 @@ from conda_torchcheck.messages import msg
 
 def torch_package_in(env: Environment, directory: Path) -> Path | None:
     found = find_child(directory, "torch", case_insensitive=env.is_windows)
-    if found is not None and found.is_dir() and (found / "__init__.py").exists():
+    if found is not None and fs.is_dir(found) and fs.exists(found / "__init__.py"):
         return found
     return None
 
@@ -111,7 +111,7 @@ def _editable_torch(env: Environment, directory: Path) -> bool:
             return True
     for site in env.site_dirs:
         link = site.path / "torch.egg-link"
-        if site.kind == "env" and link.is_file():
+        if site.kind == "env" and fs.is_file(link):
             try:
                 first = fs.read_text(link, fs.SMALL_LIMIT).splitlines()[:1]
             except OSError:
@@ -122,7 +122,7 @@ def _editable_torch(env: Environment, directory: Path) -> bool:
 
 
 def _looks_like_checkout(directory: Path) -> bool:
-    return (directory / "setup.py").is_file() and (directory / "torch" / "csrc").is_dir()
+    return fs.is_file(directory / "setup.py") and fs.is_dir(directory / "torch" / "csrc")
 
 
 def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
@@ -196,8 +196,8 @@ def _shadowing_modules(directory: Path) -> list[Path]:
     names = frozenset(load("shadowing")["torch_import_modules"])
     shadows = []
     for entry in entries:
-        stem = entry.stem if entry.suffix == ".py" and entry.is_file() else None
-        if stem is None and entry.is_dir() and (entry / "__init__.py").is_file():
+        stem = entry.stem if entry.suffix == ".py" and fs.is_file(entry) else None
+        if stem is None and fs.is_dir(entry) and fs.is_file(entry / "__init__.py"):
             stem = entry.name
         if stem in names:
             shadows.append(entry)

@@ -23,7 +23,7 @@ def read_conda_meta(prefix: Path) -> tuple[tuple[CondaRecord, ...], tuple[Proble
     meta = prefix / "conda-meta"
     records: list[CondaRecord] = []
     problems: list[Problem] = []
-    if not meta.is_dir():
+    if not fs.is_dir(meta):
         return (), ()
     try:
         entries = sorted(meta.iterdir(), key=lambda p: p.name)

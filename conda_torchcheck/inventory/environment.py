@@ -37,10 +37,10 @@ def detect_os(prefix: Path, records: tuple[CondaRecord, ...] | None = None) -> O
         return "windows"
     if find_path(prefix, "Library", "bin") is not None and find_path(prefix, "Lib", "site-packages"):
         return "windows"
-    if (prefix / "Lib" / "site-packages").is_dir() and not (prefix / "bin").is_dir():
+    if fs.is_dir(prefix / "Lib" / "site-packages") and not fs.is_dir(prefix / "bin"):
         return "windows"
     if records is None:
-        records, _ = read_conda_meta(prefix) if (prefix / "conda-meta").is_dir() else ((), ())
+        records, _ = read_conda_meta(prefix) if fs.is_dir(prefix / "conda-meta") else ((), ())
     for rec in records:
         if rec.subdir.startswith("win-"):
             return "windows"
@@ -61,11 +61,11 @@ def _unix_python_binary(prefix: Path) -> Path | None:
     bindir = prefix / "bin"
     for name in ("python3", "python"):
         candidate = bindir / name
-        if candidate.exists():
+        if fs.exists(candidate):
             return candidate
     try:
         for entry in sorted(bindir.glob("python3.*")):
-            if entry.exists() and not entry.name.endswith("-config"):
+            if fs.exists(entry) and not entry.name.endswith("-config"):
                 return entry
     except OSError:
         pass
@@ -89,7 +89,7 @@ def read_pyvenv_cfg(prefix: Path) -> dict[str, str] | None:
 def detect_layout(prefix: Path, pyvenv: Mapping[str, str] | None) -> Layout:
     if pyvenv is not None:
         return "venv"
-    if (prefix / "conda-meta").is_dir():
+    if fs.is_dir(prefix / "conda-meta"):
         parts = [p.lower() for p in prefix.parts]
         if ".pixi" in parts:
             return "pixi"
@@ -137,7 +137,7 @@ def detect_python(
             m = _PYDIR.match(name)
             if m:
                 libdirs.append((int(m.group(1)), int(m.group(2)), m.group(3), name))
-        with_site = [d for d in libdirs if (prefix / "lib" / d[3] / "site-packages").is_dir()]
+        with_site = [d for d in libdirs if fs.is_dir(prefix / "lib" / d[3] / "site-packages")]
         best = max(with_site or libdirs, default=None)
         if best is not None:
             if version is None or not version.startswith(f"{best[0]}.{best[1]}"):
@@ -156,7 +156,7 @@ def detect_python(
             version, source = patch, source + "+patchlevel.h"
     arch = None
     if executable is not None:
-        header = sniff(executable.resolve() if executable.is_symlink() else executable)
+        header = sniff(executable.resolve() if fs.is_symlink(executable) else executable)
         if header is not None:
             arch = header.arch
     if arch is None and os_ == "windows":
@@ -213,11 +213,11 @@ def detect_platform(os_: OS, python: PythonInfo, records: tuple[CondaRecord, ...
 
 
 def _is_base(prefix: Path, records: tuple[CondaRecord, ...]) -> bool:
-    if (prefix / "condabin").is_dir():
+    if fs.is_dir(prefix / "condabin"):
         return True
-    if not (prefix / "conda-meta").is_dir():
+    if not fs.is_dir(prefix / "conda-meta"):
         return False
-    if (prefix / "envs").is_dir() and (prefix / "pkgs").is_dir():
+    if fs.is_dir(prefix / "envs") and fs.is_dir(prefix / "pkgs"):
         return True
     return any(rec.name == "conda" for rec in records)
 
@@ -235,7 +235,7 @@ def _base_prefix(prefix: Path, layout: Layout, os_: OS, pyvenv: Mapping[str, str
         return None
     if layout in ("conda", "pixi") and prefix.parent.name == "envs":
         base = prefix.parent.parent
-        if (base / "conda-meta").is_dir():
+        if fs.is_dir(base / "conda-meta"):
             return base
     return None
 
@@ -265,7 +265,7 @@ def _site_dirs(
     sep = ";" if os_ == "windows" else ":"
     for entry in host.path_list("PYTHONPATH", sep):
         p = Path(entry)
-        sites.append(SiteDir(p, "pythonpath", p.is_dir()))
+        sites.append(SiteDir(p, "pythonpath", fs.is_dir(p)))
     user = user_site_dir(os_, python, host)
     if user is not None:
         inactive_reason = ""
@@ -273,7 +273,7 @@ def _site_dirs(
             inactive_reason = "PYTHONNOUSERSITE is set"
         elif layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() != "true":
             inactive_reason = "venvs without system site packages ignore the user site"
-        sites.append(SiteDir(user, "user", not inactive_reason and user.is_dir(), inactive_reason))
+        sites.append(SiteDir(user, "user", not inactive_reason and fs.is_dir(user), inactive_reason))
     env_sites: list[Path] = []
     if os_ == "windows":
         found = find_path(prefix, "Lib", "site-packages")
@@ -285,7 +285,7 @@ def _site_dirs(
             name = f"python{mm[0]}.{mm[1]}{'t' if python.free_threaded else ''}"
             for lib in ("lib", "lib64"):
                 candidate = prefix / lib / name / "site-packages"
-                if candidate.is_dir() and not any(_same_path(candidate, s, False) for s in env_sites):
+                if fs.is_dir(candidate) and not any(_same_path(candidate, s, False) for s in env_sites):
                     env_sites.append(candidate)
     for path in env_sites:
         sites.append(SiteDir(path, "env", True))
@@ -296,7 +296,7 @@ def _site_dirs(
                 mm = python.major_minor
                 base_site = base_prefix / "lib" / f"python{mm[0]}.{mm[1]}" / "site-packages"
             if base_site is not None:
-                sites.append(SiteDir(base_site, "base", base_site.is_dir()))
+                sites.append(SiteDir(base_site, "base", fs.is_dir(base_site)))
     # .pth files add directories after their site dir
     for site in list(sites):
         if not site.active or site.kind not in ("env", "user", "base"):
@@ -313,7 +313,7 @@ def _site_dirs(
                 if not line or line.startswith(("#", "import ", "import\t")):
                     continue
                 target = Path(line) if os.path.isabs(line) else site.path / line
-                if target.is_dir():
+                if fs.is_dir(target):
                     sites.append(SiteDir(target, "pth", True, note=str(site.path / name)))
     return tuple(sites)
 
@@ -340,7 +340,7 @@ def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts) -> Path | None:
 
 
 def _looks_like_env(prefix: Path, os_: OS) -> bool:
-    if (prefix / "conda-meta").is_dir() or (prefix / "pyvenv.cfg").is_file():
+    if fs.is_dir(prefix / "conda-meta") or fs.is_file(prefix / "pyvenv.cfg"):
         return True
     if os_ == "windows":
         return find_child(prefix, "python.exe") is not None or find_path(prefix, "Lib", "site-packages") is not None

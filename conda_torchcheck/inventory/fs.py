@@ -227,3 +227,16 @@ def parse_json(text: str) -> object:
         return json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_bounded_float)
     except RecursionError as exc:  # pragma: no cover - the depth pass above stops it first
         raise ValueError("nested too deep") from exc
+
+
+def is_file(path: Path | str) -> bool:
+    """``Path.is_file`` (a regular file, links followed) without its exceptions: False for all of them."""
+    return is_regular_file(path)
+
+
+def is_symlink(path: Path | str) -> bool:
+    """``Path.is_symlink`` without its exceptions (permission, name too long, NUL byte)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False

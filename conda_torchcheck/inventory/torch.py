@@ -197,7 +197,7 @@ def find_torch(env: Environment) -> TorchInfo:
         if not site.active:
             continue
         candidate = find_child(site.path, "torch", case_insensitive=env.is_windows)
-        if candidate is not None and candidate.is_dir() and (candidate / "__init__.py").exists():
+        if candidate is not None and fs.is_dir(candidate) and fs.exists(candidate / "__init__.py"):
             package_dir = candidate
             break
     dist = None
