@@ -297,7 +297,9 @@ def _site_dirs(
                 base_site = base_prefix / "lib" / f"python{mm[0]}.{mm[1]}" / "site-packages"
             if base_site is not None:
                 sites.append(SiteDir(base_site, "base", fs.is_dir(base_site)))
-    # .pth files add directories after their site dir
+    # .pth files add directories after their site dir, each once: site.py skips a folder already on the path
+    # (2,500 "." lines add nothing), so the checks that walk the path stay linear in its distinct folders
+    known = {os.path.normcase(os.path.abspath(str(s.path))) for s in sites}
     for site in list(sites):
         if not site.active or site.kind not in ("env", "user", "base"):
             continue
@@ -313,7 +315,9 @@ def _site_dirs(
                 if not line or line.startswith(("#", "import ", "import\t")):
                     continue
                 target = Path(line) if os.path.isabs(line) else site.path / line
-                if fs.is_dir(target):
+                key = os.path.normcase(os.path.abspath(str(target)))
+                if key not in known and fs.is_dir(target):
+                    known.add(key)
                     sites.append(SiteDir(target, "pth", True, note=str(site.path / name)))
     return tuple(sites)
 
