@@ -68,6 +68,14 @@ def decode_input(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _cut(data: bytes, source: str) -> bytes:
+    """``data`` within STDIN_LIMIT, saying on stderr when it was longer (the error may sit past the cut)."""
+    if len(data) <= STDIN_LIMIT:
+        return data
+    sys.stderr.write(translate("explain.input_cut", source=source, limit=STDIN_LIMIT >> 20) + "\n")
+    return data[:STDIN_LIMIT]
+
+
 def read_text(args: argparse.Namespace) -> tuple[str, str]:
     """(text, source) from the arguments, ``--file`` or standard input."""
     from conda_torchcheck.errors import UsageError
@@ -78,16 +86,21 @@ def read_text(args: argparse.Namespace) -> tuple[str, str]:
     wants_stdin = words == ["-"] or (not words and not args.file and not sys.stdin.isatty())
     if args.file is not None:
         try:
-            parts.append(decode_input(Path(args.file).read_bytes()))
-        except OSError as exc:
-            raise UsageError(
-                translate("explain.file_unreadable", path=str(args.file), detail=exc.strerror or exc)
-            ) from exc
+            # open() as it is: a FIFO is a fine -f (a shell's <(...)); the cap bounds what an endless one costs
+            with open(args.file, "rb") as fh:
+                data = fh.read(STDIN_LIMIT + 1)
+        except (OSError, ValueError) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise UsageError(translate("explain.file_unreadable", path=str(args.file), detail=detail)) from exc
+        parts.append(decode_input(_cut(data, str(args.file))))
         source = "file"
     if wants_stdin:
         stream = getattr(sys.stdin, "buffer", None)
-        data = stream.read(STDIN_LIMIT) if stream is not None else sys.stdin.read(STDIN_LIMIT).encode("utf-8")
-        parts.append(decode_input(data))
+        if stream is not None:
+            data = stream.read(STDIN_LIMIT + 1)
+        else:
+            data = sys.stdin.read(STDIN_LIMIT + 1).encode("utf-8")
+        parts.append(decode_input(_cut(data, "standard input")))
         source = "stdin"
     elif words:
         parts.append(" ".join(w for w in words if w != "-"))

@@ -372,7 +372,22 @@ def recognise(text: str, tbl: PatternTable | None = None, *, normalized: bool = 
             merged[key] = Match(prev.pattern_id, prev.fields, prev.excerpt, prev.start, prev.end, prev.count + 1)
             continue
         merged[key] = Match(pattern.id, fields, _excerpt(text, start, end), start, end)
-    return _fold_partial(sorted(merged.values(), key=lambda m: m.start))
+    return _first_of_each_pattern(_fold_partial(sorted(merged.values(), key=lambda m: m.start)))
+
+
+#: distinct errors of one pattern explained in full; a paste naming more (a log of 25,000 distinct DLL failures)
+#: is one problem seen many ways, and explaining each would make the output, not the matching, the cost
+DISTINCT_PER_PATTERN = 100
+
+
+def _first_of_each_pattern(matches: list[Match]) -> list[Match]:
+    kept: dict[str, int] = {}
+    out = []
+    for m in matches:
+        kept[m.pattern_id] = kept.get(m.pattern_id, 0) + 1
+        if kept[m.pattern_id] <= DISTINCT_PER_PATTERN:
+            out.append(m)
+    return out
 
 
 #: fields that tell the form of the text (the bare first line of a message), not which error it is
