@@ -15,7 +15,10 @@ import functools
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time the fast paths (tree FILE) must not pay
+    from typing import BinaryIO
 
 # The largest text file worth reading: torch's RECORD is ~2 MB, a conda-meta record of a big package ~10 MB.
 TEXT_LIMIT = 64 << 20
