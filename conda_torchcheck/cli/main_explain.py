@@ -20,7 +20,13 @@ import os
 import sys
 from pathlib import Path
 
-from conda_torchcheck.cli.options import add_host_options, add_output_options, add_target_options, output_format
+from conda_torchcheck.cli.options import (
+    add_host_options,
+    add_output_options,
+    add_target_options,
+    output_format,
+    timeout_seconds,
+)
 from conda_torchcheck.messages import translate
 
 HELP = translate("explain.help", "en")
@@ -40,7 +46,7 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     parser.add_argument("--import-test", action="store_true", help=translate("explain.help_import_test"))
     parser.add_argument(
         "--import-timeout",
-        type=float,
+        type=timeout_seconds,
         default=60.0,
         metavar="SECONDS",
         help=translate("explain.help_import_timeout", default=60),

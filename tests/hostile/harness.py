@@ -112,7 +112,7 @@ def run_cli(
     if out.code == 2 and "--json" in argv:  # the error as a JSON document on stdout
         assert out.doc["kind"] == "error", out.stdout[-2000:]
     elif out.code == 2:
-        assert out.stderr.startswith("conda-torchcheck: error: "), out.stderr[-2000:]
+        assert out.stderr.startswith(("conda-torchcheck: error: ", "usage: ")), out.stderr[-2000:]
     if target is not None:
         assert snapshot(target) == before, "the target was changed"
     return out
