@@ -213,7 +213,7 @@ def known_envs(environ: Mapping[str, str] | None = None, home: Path | None = Non
     def add(prefix: Path, where: str) -> None:
         try:
             key = os.path.normcase(os.path.realpath(prefix))
-        except OSError:
+        except (OSError, ValueError):  # a NUL byte in an environments.txt line, a loop
             key = os.path.normcase(str(prefix))
         if key not in seen and fs.is_dir(prefix / "conda-meta"):
             seen.add(key)
