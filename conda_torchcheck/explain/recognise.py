@@ -252,10 +252,28 @@ CLUE_EDGE = 200_000
 CLUE_AROUND = 20_000
 
 
+#: above this size the clue text keeps each distinct line once (its first time): a log repeating the same
+#: frames or lines tells nothing more the second time, and every clue regex would scan each copy
+CLUE_DEDUP_FROM = 256_000
+
+
+def _distinct_lines(text: str) -> str:
+    seen: set[str] = set()
+    kept = []
+    for line in text.split("\n"):
+        if line not in seen:
+            seen.add(line)
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def clue_text(text: str, matches: list[Match]) -> str:
-    """The part of a (normalized) paste that clues are read from: all of it, or for a log the parts that matter."""
-    if len(text) <= CLUE_FULL_TEXT:
+    """The part of a (normalized) paste that clues are read from: all of it, or for a log the parts that matter
+    (each distinct line once)."""
+    if len(text) <= CLUE_DEDUP_FROM:
         return text
+    if len(text) <= CLUE_FULL_TEXT:
+        return _distinct_lines(text)
     spans = [(0, CLUE_EDGE), (len(text) - CLUE_EDGE, len(text))]
     spans += [(max(0, m.start - CLUE_AROUND), m.end + CLUE_AROUND) for m in matches]
     merged: list[list[int]] = []
@@ -264,7 +282,7 @@ def clue_text(text: str, matches: list[Match]) -> str:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
-    return "\n".join(text[a:b] for a, b in merged)
+    return _distinct_lines("\n".join(text[a:b] for a, b in merged))
 
 
 def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool = False) -> PasteClues:
