@@ -70,3 +70,25 @@ def test_an_etc_the_user_cannot_write():
         run_cli("hooks", "status", "-p", str(b.prefix), target=b.prefix, as_user=as_user)
     finally:
         shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash", "zsh"])
+def test_a_long_path_is_walked_in_linear_time(tmp_path, shell):
+    """6,000 PATH and LD_LIBRARY_PATH entries (near the 128 KiB a variable may hold): the old front-cutting walk
+    was quadratic (20-40 s here); a linear one ends well inside the subprocess bound, which is the assertion
+    (no timing assert)."""
+    import subprocess
+
+    from conda_torchcheck.hooks.activation import render
+    from tests.hooks.test_activation_scripts import facts
+
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    script = tmp_path / "activate.sh"
+    script.write_bytes(render.render(".sh", facts(), ()))
+    prefix = tmp_path / "env"
+    (prefix / "bin").mkdir(parents=True)
+    many = ":".join(f"/nonexistent/d{i}" for i in range(6_000))
+    env = {"CONDA_PREFIX": str(prefix), "PATH": f"{many}:{prefix}/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": many}
+    done = subprocess.run([shell, "-c", f". '{script}'"], env=env, capture_output=True, timeout=15)
+    assert done.returncode == 0, done.stderr[-500:]
