@@ -55,6 +55,16 @@ def _conda_meta(ctx: CheckContext, problem: Problem) -> Finding:
 def _dist(ctx: CheckContext, problem: Problem) -> Finding:
     env = ctx.env
     evidence = {"file": problem.path, "problem": problem.detail}
+    if problem.kind == "path-file":
+        return finding(
+            "TC902",
+            Severity.WARNING,
+            variant="path_file",
+            path=str(problem.path),
+            detail=problem.detail,
+            evidence=evidence,
+            fixes=[Fix("file", msg("TC902.path_file.fix"))],
+        )
     if problem.kind == "unreadable" and fs.is_dir(problem.path):
         return finding(
             "TC902",

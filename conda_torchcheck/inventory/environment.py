@@ -21,6 +21,7 @@ from conda_torchcheck.inventory.model import (
     Environment,
     HostFacts,
     Layout,
+    Problem,
     PythonInfo,
     SiteDir,
 )
@@ -322,6 +323,26 @@ def _site_dirs(
     return tuple(sites)
 
 
+def _refused_path_files(prefix: Path, sites: tuple[SiteDir, ...]) -> tuple[Problem, ...]:
+    """pyvenv.cfg and the .pth files that exist but could not be read (a FIFO, a device link, past any sane
+    size, no permission): said, since what they would add to the import path went unseen."""
+    candidates = [prefix / "pyvenv.cfg"]
+    for site in sites:
+        if site.active and site.kind in ("env", "user", "base"):
+            candidates += [site.path / n for n in sorted(_safe_listdir(site.path)) if n.endswith(".pth")]
+    out = []
+    for path in candidates:
+        if not (fs.exists(path) or fs.is_symlink(path)):
+            continue
+        try:
+            fs.read_bytes(path, fs.SMALL_LIMIT)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            out.append(Problem("path-file", path, fs.describe(exc)))
+    return tuple(out)
+
+
 def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts) -> Path | None:
     """PEP 370 user site for this interpreter version, on the host the env runs on."""
     mm = python.major_minor
@@ -409,7 +430,7 @@ def load_environment(
         conda_records=records,
         distributions=dists,
         leftovers=leftovers,
-        problems=meta_problems + dist_problems,
+        problems=meta_problems + dist_problems + _refused_path_files(prefix, sites),
         is_active=is_active,
     )
     return env, host

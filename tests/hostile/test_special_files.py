@@ -55,7 +55,16 @@ def test_a_fifo_in_place_of_each_file(tmp_path, layout, reader):
     out = run_cli("check", "-p", str(b.prefix), "--json", target=b.prefix)
     assert "TC990" not in out.ids()
     reported = {str(f["evidence"].get("file")) for f in out.doc["findings"] if f["id"] in ("TC901", "TC902")}
-    if reader in ("METADATA", "INSTALLER", "WHEEL", "direct_url.json", "RECORD", "conda-meta record"):
+    if reader in (
+        "METADATA",
+        "INSTALLER",
+        "WHEEL",
+        "direct_url.json",
+        "RECORD",
+        "conda-meta record",
+        ".pth",
+        "pyvenv.cfg",
+    ):
         assert str(paths[reader]) in reported, out.doc["findings"]
 
 
