@@ -16,6 +16,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks import linux_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.knowledge import parse_version
 from conda_torchcheck.knowledge.linux import gcc_for_symbol_version
 from conda_torchcheck.loader import linux
@@ -536,7 +537,7 @@ def _substituted(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
 
 def _unreadable(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
     for module in load.graph.modules.values():
-        if not module.unreadable or module.path.name == "python" and not module.path.exists():
+        if not module.unreadable or module.path.name == "python" and not fs.exists(module.path):
             continue
         if load.ldso.main is not None and module.path == load.ldso.main.path:
             continue  # the interpreter: the inventory reports it

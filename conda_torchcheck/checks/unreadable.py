@@ -9,6 +9,7 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Environment, Problem
 from conda_torchcheck.messages import msg
 
@@ -88,7 +89,17 @@ def _conda_meta(ctx: CheckContext, problem: Problem) -> Finding:
 def _dist(ctx: CheckContext, problem: Problem) -> Finding:
     env = ctx.env
     evidence = {"file": problem.path, "problem": problem.detail}
-    if problem.kind == "unreadable" and problem.path.is_dir():
+    if problem.kind == "path-file":
+        return finding(
+            "TC902",
+            Severity.WARNING,
+            variant="path_file",
+            path=str(problem.path),
+            detail=problem.detail,
+            evidence=evidence,
+            fixes=[Fix("file", msg("TC902.path_file.fix"))],
+        )
+    if problem.kind == "unreadable" and fs.is_dir(problem.path):
         return finding(
             "TC902",
             Severity.WARNING,
@@ -99,7 +110,7 @@ def _dist(ctx: CheckContext, problem: Problem) -> Finding:
             fixes=[Fix("file", msg("TC901.fix_permissions"))],
         )
     fixes = []
-    meta_dir = problem.path.parent if problem.path.name in ("METADATA", "PKG-INFO") else problem.path
+    meta_dir = problem.path.parent if problem.path.parent.name.endswith((".dist-info", ".egg-info")) else problem.path
     stem = meta_dir.name.rsplit(".", 1)[0]
     if "-" in stem and meta_dir.name.endswith((".dist-info", ".egg-info")):
         name, version = stem.split("-", 1)

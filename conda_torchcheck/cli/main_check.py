@@ -12,6 +12,7 @@ from conda_torchcheck.cli.options import (
     load_target,
     output_format,
     split_ids,
+    timeout_seconds,
 )
 
 HELP = "Check an environment and report why `import torch` fails or will fail (the default verb)."
@@ -34,7 +35,7 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     )
     parser.add_argument(
         "--import-timeout",
-        type=float,
+        type=timeout_seconds,
         default=60.0,
         metavar="SECONDS",
         help="seconds to wait for the import test (default 60)",

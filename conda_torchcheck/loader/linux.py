@@ -40,6 +40,7 @@ from conda_torchcheck.binaries.elf import (
     read_symbols,
 )
 from conda_torchcheck.binaries.headers import ELF_MACHINES
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
 from conda_torchcheck.loader.ldcache import (
     LdCache,
@@ -759,7 +760,7 @@ _OPTIONAL = r"""_preload_cuda_lib\(\s*["'](\w+)["']\s*,\s*["'](lib[^"']+)["']\s*
 def torch_load_plan(package_dir: Path, python_tag: str | None, host: Any = None) -> TorchLoadPlan:
     """Read the CUDA preload list and flags from the installed ``torch/__init__.py`` (never executing it)."""
     try:
-        text = (package_dir / "__init__.py").read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(package_dir / "__init__.py", fs.SMALL_LIMIT)
     except OSError:
         text = ""
     cuda_libs: list[tuple[str, str]] = []

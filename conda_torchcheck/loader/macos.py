@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from conda_torchcheck.binaries.macho import DylibRef, MachOFile, MachOSlice, Unreadable, read_macho, version_text
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
 from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
 from conda_torchcheck.records import MutableRecord, Record
@@ -82,7 +83,7 @@ def read_system_version(root: Path) -> str | None:
     import plistlib
 
     try:
-        with open(root / _table()["macos"]["system_version_plist"], "rb") as fh:
+        with fs.open_binary(root / _table()["macos"]["system_version_plist"]) as fh:
             data = plistlib.load(fh)
     except (OSError, ValueError, plistlib.InvalidFileException):
         return None
@@ -631,7 +632,7 @@ def find_c_module(package_dir: Path, python_tag: str | None) -> Path | None:
 def torch_load_plan(package_dir: Path, python_tag: str | None) -> TorchLoadPlan:
     """Read from the installed ``torch/__init__.py`` whether it loads libtorch_global_deps (never executing it)."""
     try:
-        text = (package_dir / "__init__.py").read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(package_dir / "__init__.py", fs.SMALL_LIMIT)
     except OSError:
         text = ""
     uses_global_deps = "_load_global_deps" in text or not text
