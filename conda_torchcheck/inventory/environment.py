@@ -350,7 +350,7 @@ def _path_file_sites(prefix: Path, kind: InstallKind) -> list[SiteDir]:
     note = str(kind.path_file.path)
     out: list[SiteDir] = []
     for entry in kind.path_file.entries:
-        if not entry.is_dir():
+        if not fs.is_dir(entry):
             continue
         inside = entry == prefix or prefix in entry.parents
         out.append(SiteDir(entry, "env" if inside and entry.name.lower() == "site-packages" else "pth", True, note))
