@@ -73,6 +73,8 @@ class Finding:
     fixes: Sequence[Fix] = ()
     #: the check that produced it (module name), filled in by the runner
     check: str = ""
+    #: findings that follow from this one's cause, folded into it (conda_torchcheck.causes)
+    consequences: Sequence[Finding] = ()
 
     @property
     def docs(self) -> dict[str, str | None]:
@@ -91,6 +93,7 @@ class Finding:
             "fixes": [f.to_dict(lang) for f in self.fixes],
             "docs": self.docs,
             "check": self.check,
+            **({"consequences": [c.to_dict(lang) for c in self.consequences]} if self.consequences else {}),
         }
 
 

@@ -20,25 +20,80 @@ from typing import Any
 PARALLEL_FROM = 4
 
 
+#: seconds one env may take before it is reported as not finished and the run goes on (an env on a hung
+#: network file system must not stop the audit of the others); CONDA_TORCHCHECK_ENV_SECONDS sets it
+ENV_SECONDS = 300.0
+
+
+def env_seconds() -> float:
+    wanted = os.environ.get("CONDA_TORCHCHECK_ENV_SECONDS", "")
+    try:
+        value = float(wanted)
+    except ValueError:
+        return ENV_SECONDS
+    return value if 0 < value < 86_400 else ENV_SECONDS
+
+
+class EnvTimeout(Exception):
+    pass
+
+
+def _deadline(seconds: float):
+    """A context that raises EnvTimeout in this (main) thread after ``seconds``, where POSIX timers exist."""
+    import contextlib
+    import signal
+    import threading
+
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def armed():
+        def expire(signum, frame):
+            raise EnvTimeout
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return armed()
+
+
 def check_one(prefix: str, options: dict[str, Any]) -> dict[str, Any]:
-    """One env's entry: its report as JSON data, or the input error that kept it from being read."""
+    """One env's entry: its report as JSON data, or the problem that kept it from being read (an input error,
+    a bug of ours, or not finishing in time): each its own line, never the end of the run."""
+    from conda_torchcheck.cli.main import error_document
+    from conda_torchcheck.errors import InternalError, TargetError, TorchCheckError
+
+    started = time.perf_counter()
+    seconds = float(options.get("env_seconds") or env_seconds())
+    try:
+        with _deadline(seconds):
+            doc = _check(prefix, options)
+    except EnvTimeout:
+        problem = TargetError(f"{prefix}: not finished within {seconds:g} s; the run went on without it")
+        doc = {"report": None, "error": error_document(problem)}
+    except TorchCheckError as exc:
+        doc = {"report": None, "error": error_document(exc)}
+    except Exception as exc:  # a bug of ours on this env: its line says so, the others are still checked
+        doc = {"report": None, "error": error_document(InternalError(exc))}
+    doc["seconds"] = round(time.perf_counter() - started, 4)
+    return doc
+
+
+def _check(prefix: str, options: dict[str, Any]) -> dict[str, Any]:
     from conda_torchcheck.checks.context import CheckOptions
-    from conda_torchcheck.errors import TorchCheckError
     from conda_torchcheck.inventory import load_environment
     from conda_torchcheck.report import check_environment
 
-    started = time.perf_counter()
-    try:
-        env, host = load_environment(Path(prefix), use_live_host=options.get("live", True))
-        checks = CheckOptions(verify_hashes=bool(options.get("hashes")), import_test=False)
-        report = check_environment(env, host, checks, options.get("only") or (), options.get("skip") or ())
-        doc: dict[str, Any] = {"report": report.to_dict(options.get("lang")), "error": None}
-    except TorchCheckError as exc:
-        from conda_torchcheck.cli.main import error_document
-
-        doc = {"report": None, "error": error_document(exc)}
-    doc["seconds"] = round(time.perf_counter() - started, 4)
-    return doc
+    env, host = load_environment(Path(prefix), use_live_host=options.get("live", True))
+    checks = CheckOptions(verify_hashes=bool(options.get("hashes")), import_test=False)
+    report = check_environment(env, host, checks, options.get("only") or (), options.get("skip") or ())
+    return {"report": report.to_dict(options.get("lang")), "error": None}
 
 
 def _entry(prefix: Path, where: str, result: dict[str, Any]) -> dict[str, Any]:

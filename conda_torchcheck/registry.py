@@ -361,6 +361,24 @@ RULES: tuple[Emitter, ...] = (
         "conda-forge's cpu/cuda variant left to the machine that solves the file",
         kind=RULE,
     ),
+    Emitter(
+        "envspec.mkl_ijit",
+        _RULES + "mkl_ijit",
+        "mkl that can resolve to 2024.1 or newer beside a pytorch-channel torch",
+        kind=RULE,
+    ),
+    Emitter(
+        "envspec.cpu_build_silent",
+        _RULES + "cpu_build_silent",
+        "a file for a GPU whose torch resolves to a CPU build",
+        kind=RULE,
+    ),
+    Emitter(
+        "envspec.channel_names",
+        _RULES + "channel_names",
+        "a channel written so that conda does not read it as meant",
+        kind=RULE,
+    ),
 )
 
 #: what prints findings without being a check: the activation scripts (shell code) and the check runner
@@ -593,7 +611,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
     ),
     FindingSpec(
         "TC603",
-        WARNING,
+        INFO,
         "envspec.nodefaults",
         "no `nodefaults`, or conda-forge mixed with defaults",
         variants=("missing", "mixed"),
@@ -603,7 +621,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.channel_for_package",
         "a package without the channel that publishes it",
-        variants=("nvidia", "pytorch"),
+        variants=("nvidia", "nvidia_build", "pytorch"),
     ),
     FindingSpec(
         "TC605",
@@ -633,7 +651,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.pip_index",
         "pip CUDA torch and the wheel index",
-        variants=("hides_pypi", "mismatch", "missing", "not_offered", "unpinned_extra"),
+        variants=("extension_page", "hides_pypi", "mismatch", "missing", "not_offered", "unpinned_extra"),
     ),
     FindingSpec(
         "TC608",
@@ -652,7 +670,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.family_channels",
         "the torch family from two builders",
-        variants=("build", "family", "nvidia"),
+        variants=("build", "family", "nvidia", "pytorch_build"),
     ),
     FindingSpec(
         "TC613",
@@ -667,6 +685,26 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "envspec.variant_implicit",
         "the conda-forge variant is chosen by the machine",
         variants=("cuda_not_forced", "implicit"),
+    ),
+    FindingSpec(
+        "TC615",
+        WARNING,
+        "envspec.mkl_ijit",
+        "mkl 2024.1 or newer can be solved beside a pytorch-channel torch",
+    ),
+    FindingSpec(
+        "TC616",
+        WARNING,
+        "envspec.channel_names",
+        "a channel name conda does not read as meant",
+        variants=("single_colon", "typo"),
+    ),
+    FindingSpec(
+        "TC617",
+        ERROR,
+        "envspec.cpu_build_silent",
+        "the file wants CUDA, but its torch resolves to a CPU build",
+        variants=("pypi_windows", "pytorch_channel"),
     ),
     FindingSpec(
         "TC701",

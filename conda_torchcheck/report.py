@@ -25,6 +25,8 @@ class Report:
     checks_run: list[str] = field(default_factory=list)
     #: what the loader models found that a bug report shows (environment_facts below)
     facts: dict[str, str] = field(default_factory=dict)
+    #: the one fix plan of this report (conda_torchcheck.plan), when it was made
+    plan: Any = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -100,6 +102,8 @@ class Report:
             doc["import_test"] = self.import_test
         if self.facts:
             doc["facts"] = dict(self.facts)
+        if self.plan is not None:
+            doc["plan"] = self.plan.to_dict()
         return doc
 
 
@@ -108,11 +112,13 @@ def check_environment(
 ) -> Report:
     """Run the checks on ``env`` and make the report (``check`` of one env, and of each env of ``--all-envs``);
     ``facts``: also model what the loaders bind for the environment table (Markdown), not only read it."""
+    from conda_torchcheck.causes import follow_consequences
     from conda_torchcheck.checks import run_checks
     from conda_torchcheck.checks.context import CheckContext
 
     ctx = CheckContext(env, host, options)
-    findings = run_checks(ctx, only, skip)
+    torch_dir = str(ctx.torch.package_dir) if ctx.torch.package_dir else None
+    findings = follow_consequences(run_checks(ctx, only, skip), torch_dir)
     return Report(
         env=env,
         host=host,

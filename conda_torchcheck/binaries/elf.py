@@ -31,6 +31,7 @@ from pathlib import Path
 
 from conda_torchcheck.binaries.headers import ELF_MACHINES
 from conda_torchcheck.binaries.unreadable import Unreadable
+from conda_torchcheck.inventory.fs import open_binary
 from conda_torchcheck.records import MutableRecord, Record
 
 TYPE_CHECKING = False
@@ -212,7 +213,7 @@ class _Image:
 
 
 def _open(path: Path) -> tuple[_Image, object | None]:
-    fh = open(path, "rb")
+    fh = open_binary(path)
     try:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:

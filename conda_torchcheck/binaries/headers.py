@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.records import Record
 
 TYPE_CHECKING = False
@@ -48,7 +49,7 @@ class BinaryHeader(Record):
 def sniff(path: Path) -> BinaryHeader | None:
     """Return format and architecture, or None when the file is unreadable or not a known binary."""
     try:
-        with open(path, "rb") as fh:
+        with fs.open_binary(path) as fh:
             head = fh.read(64)
             if head[:2] == b"MZ" and len(head) >= 64:
                 (pe_offset,) = struct.unpack_from("<I", head, 0x3C)

@@ -24,6 +24,7 @@ import struct
 from pathlib import Path
 
 from conda_torchcheck.binaries.unreadable import Unreadable
+from conda_torchcheck.inventory.fs import open_binary
 from conda_torchcheck.records import Record
 
 __all__ = [
@@ -365,7 +366,7 @@ def read_macho(path: Path | str) -> MachOFile | Unreadable:
     """Read the load commands of every slice; a file that is not a readable Mach-O file is Unreadable."""
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             size = os.fstat(fh.fileno()).st_size
             if size == 0:
                 return Unreadable(path, "file too short", "Mach-O")
@@ -551,7 +552,7 @@ def undefined_from_bytes(sl: MachOSlice, data: bytes) -> tuple[tuple[str, int, b
 
 def _with_map(path: Path, fn, sl: MachOSlice):
     try:
-        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with open_binary(path) as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             try:
                 return fn(mm, sl)
             except (MachOError, struct.error, IndexError, OverflowError, ValueError, MemoryError) as exc:

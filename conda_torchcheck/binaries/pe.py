@@ -30,6 +30,7 @@ from pathlib import Path
 
 from conda_torchcheck.binaries.headers import PE_MACHINES
 from conda_torchcheck.binaries.unreadable import Unreadable
+from conda_torchcheck.inventory.fs import open_binary
 
 DIR_EXPORT = 0
 DIR_IMPORT = 1
@@ -278,7 +279,7 @@ class _Corrupt(Exception):
 
 def is_pe(path: Path) -> bool:
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             return fh.read(2) == b"MZ"
     except OSError:
         return False
@@ -466,7 +467,7 @@ def _open(path: Path) -> _Image:
     if size < 64:
         raise _Corrupt(f"{size} bytes: too small for a PE image")
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             head = fh.read(64)
             if head[:2] != b"MZ":
                 raise _Corrupt("not a PE file (no MZ header)")

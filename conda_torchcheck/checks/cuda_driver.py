@@ -20,6 +20,7 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.knowledge import minor_of, parse_version, torch_release
 from conda_torchcheck.knowledge.cuda import (
     arch_build,
@@ -63,7 +64,7 @@ def read_driver(root: Path | None = None, *, use_nvml: bool = True) -> DriverFac
         path = root / rel
         looked.append("/" + rel)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = fs.read_text(path, fs.SMALL_LIMIT)
         except OSError:
             continue
         m = _DRIVER_RE.search(text.split("\n", 1)[0] if rel.startswith("proc") else text)
@@ -125,7 +126,7 @@ def _gpus_from_proc(root: Path) -> tuple[Gpu, ...]:
     gpus = []
     for entry in entries:
         try:
-            text = (base / entry / "information").read_text(encoding="utf-8", errors="replace")
+            text = fs.read_text(base / entry / "information", fs.SMALL_LIMIT)
         except OSError:
             continue
         m = re.search(r"^Model:\s*(.+)$", text, re.M)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from conda_torchcheck.builders import builder_of
 from conda_torchcheck.checks.context import CheckContext
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_path
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
 from conda_torchcheck.inventory.torch import conda_owner, cuda_from_build, metadata_dirs_of, variant_from_build
@@ -103,9 +103,9 @@ def conda_anchor(env: Environment, rec: CondaRecord) -> CondaAnchor | None:
     present = found is not None
     path = found if found is not None else env.prefix.joinpath(*parts)
     installer = None
-    if present and path.is_dir():
+    if present and fs.is_dir(path):
         try:
-            installer = (path / "INSTALLER").read_text(encoding="utf-8", errors="replace").strip() or None
+            installer = fs.read_text(path / "INSTALLER", fs.SMALL_LIMIT).strip() or None
         except OSError:
             installer = None
     return CondaAnchor(rec, rel, path, present, installer)
@@ -145,7 +145,7 @@ def manager_of(env: Environment, dist: Distribution) -> str:
 def conda_state_vars(env: Environment) -> dict[str, str]:
     """Variables set by ``conda env config vars`` (``conda-meta/state``), applied when the env is activated."""
     try:
-        data = json.loads((env.prefix / "conda-meta" / "state").read_text(encoding="utf-8"))
+        data = fs.parse_json(fs.read_text(env.prefix / "conda-meta" / "state", fs.SMALL_LIMIT, errors="strict"))
     except (OSError, ValueError):
         return {}
     found = data.get("env_vars") if isinstance(data, dict) else None

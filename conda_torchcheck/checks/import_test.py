@@ -221,13 +221,23 @@ def run_import_test(env: Environment, host: HostFacts, timeout: float) -> Import
         return ImportTestResult(
             "not-run", ran_at, timeout, python=str(python), command=shown, reason=f"start-failed:{exc}"
         )
+    readers = [_Drain(proc.stdout), _Drain(proc.stderr)]
     timed_out = False
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill(proc)
-        out, err = proc.communicate()
+        try:
+            proc.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL (D state)
+            pass
+    # a process the child left in another session can hold the pipes open for ever: wait a moment for the
+    # end of the output, then go on with what was read (the reader threads are daemons)
+    deadline = time.monotonic() + KILL_GRACE
+    for reader in readers:
+        reader.join(max(0.0, deadline - time.monotonic()))
+    out, err = (reader.data() for reader in readers)
     duration = round(time.monotonic() - start, 3)
     stdout, stderr = _tail(out), _tail(err)
     report: dict[str, Any] = {}
@@ -259,6 +269,45 @@ def run_import_test(env: Environment, host: HostFacts, timeout: float) -> Import
         stdout_tail=visible_stdout[-OUTPUT_LIMIT:],
         stderr_tail=stderr.strip(),
     )
+
+
+#: bytes of each stream kept while reading (the tail: the report line is printed last); the rest is discarded
+#: as it comes, so a python that writes without end costs no memory
+STREAM_KEEP = 1 << 20
+KILL_GRACE = 2.0  # seconds to wait for the output's end after the child exited or was killed
+
+
+class _Drain:
+    """Reads a pipe to its end in a daemon thread, keeping the last STREAM_KEEP bytes."""
+
+    def __init__(self, stream: Any) -> None:
+        import threading
+
+        self._stream = stream
+        self._buffer = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                chunk = self._stream.read1(1 << 16) if hasattr(self._stream, "read1") else self._stream.read(1 << 16)
+                if not chunk:
+                    break
+                with self._lock:
+                    self._buffer += chunk
+                    if len(self._buffer) > 2 * STREAM_KEEP:
+                        del self._buffer[:-STREAM_KEEP]
+        except (OSError, ValueError):
+            pass
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    def data(self) -> bytes:
+        with self._lock:
+            return bytes(self._buffer[-STREAM_KEEP:])
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -16,6 +16,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks import linux_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.knowledge import parse_version
 from conda_torchcheck.knowledge.linux import gcc_for_symbol_version
 from conda_torchcheck.loader import linux
@@ -376,15 +377,26 @@ def _version_fixes(
                 )
             )
         else:
-            apt = common.apt_package_for(file)
-            fixes.append(
-                Fix(
-                    "system",
-                    msg("TC402.fix.upgrade_library", path=str(target.path), version=version),
-                    commands=(f"sudo apt-get install --only-upgrade {apt}",) if apt else (),
-                    needs_admin=True,
+            owner = dpkg_owner(target.path, ctx.host.system_root)
+            if owner is None or owner:
+                apt = owner or common.apt_package_for(file)
+                fixes.append(
+                    Fix(
+                        "system",
+                        msg("TC402.fix.upgrade_library", path=str(target.path), version=version),
+                        commands=(f"sudo apt-get install --only-upgrade {apt}",) if apt else (),
+                        needs_admin=True,
+                    )
                 )
-            )
+            elif step == "ld_library_path":
+                if not any(f.kind == "env" for f in fixes):  # apt does not own it: only the search path helps
+                    fixes.append(
+                        _remove_llp_fix(
+                            ctx, directory or "", msg("TC402.fix.unowned_copy", path=str(target.path), version=version)
+                        )
+                    )
+            else:
+                fixes.append(Fix("file", msg("TC402.fix.unowned_copy", path=str(target.path), version=version)))
         return fixes
     if common.ships_with_torch(ctx, file) and not _inside(target.path, ctx.torch.package_dir):
         fixes.append(common.reinstall_torch_fix(ctx, msg("TC402.fix.reinstall_torch", library=file)))
@@ -403,6 +415,38 @@ def _version_fixes(
             )
         )
     return fixes
+
+
+def dpkg_owner(path: os.PathLike | str, system_root: os.PathLike | str | None = None) -> str | None:
+    """The Debian package that owns ``path`` by dpkg's file lists (``/var/lib/dpkg/info/*.list``): its name;
+    ``""`` when dpkg is there and no package lists the file; None when this system has no dpkg database.
+
+    The lists name files as installed (``/usr/lib/...``), so the merged-/usr spellings of the path count too.
+    """
+    root = str(system_root or "/")
+    info = os.path.join(root, "var", "lib", "dpkg", "info")
+    if not os.path.isdir(info):
+        return None
+    text = str(path)
+    real = os.path.realpath(text)
+    wanted = set()
+    for p in (text, real):
+        if root != "/" and p.startswith(root.rstrip("/") + "/"):
+            p = p[len(root.rstrip("/")) :]
+        wanted.add(p)
+        wanted.add(p[4:] if p.startswith("/usr/") else "/usr" + p)
+    try:
+        names = sorted(n for n in os.listdir(info) if n.endswith(".list"))
+    except OSError:
+        return None
+    for name in names:
+        try:
+            with open(os.path.join(info, name), encoding="utf-8", errors="replace") as handle:
+                if any(line.rstrip("\n") in wanted for line in handle):
+                    return name[: -len(".list")].split(":", 1)[0]
+        except OSError:
+            continue
+    return ""
 
 
 def _remove_llp_fix(ctx: CheckContext, directory: str, summary) -> Fix:
@@ -493,7 +537,7 @@ def _substituted(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
 
 def _unreadable(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
     for module in load.graph.modules.values():
-        if not module.unreadable or module.path.name == "python" and not module.path.exists():
+        if not module.unreadable or module.path.name == "python" and not fs.exists(module.path):
             continue
         if load.ldso.main is not None and module.path == load.ldso.main.path:
             continue  # the interpreter: the inventory reports it

@@ -27,6 +27,7 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Environment
 from conda_torchcheck.knowledge import known_torch_minors, torch_release
 from conda_torchcheck.messages import msg
@@ -110,7 +111,7 @@ _PYTHON_DLL = re.compile(r"^python3\d*\.dll$", re.IGNORECASE)
 def _undefined_names(path: Path) -> set[str]:
     """The undefined symbols of an ELF or Mach-O file (C names, without Mach-O's leading underscore)."""
     try:
-        with open(path, "rb") as fh:
+        with fs.open_binary(path) as fh:
             magic = fh.read(4)
     except OSError:
         return set()

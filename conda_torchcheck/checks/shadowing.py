@@ -12,6 +12,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.facts import PIP_FAMILY, conda_state_vars
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import Environment, SiteDir
 from conda_torchcheck.knowledge.python_env import torch_import_modules
@@ -20,7 +21,7 @@ from conda_torchcheck.messages import msg
 
 def torch_package_in(env: Environment, directory: Path) -> Path | None:
     found = find_child(directory, "torch", case_insensitive=env.is_windows)
-    if found is not None and found.is_dir() and (found / "__init__.py").exists():
+    if found is not None and fs.is_dir(found) and fs.exists(found / "__init__.py"):
         return found
     return None
 
@@ -113,9 +114,9 @@ def _editable_torch(env: Environment, directory: Path) -> bool:
             return True
     for site in env.site_dirs:
         link = site.path / "torch.egg-link"
-        if site.kind == "env" and link.is_file():
+        if site.kind == "env" and fs.is_file(link):
             try:
-                first = link.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+                first = fs.read_text(link, fs.SMALL_LIMIT).splitlines()[:1]
             except OSError:
                 continue
             if first and Path(first[0].strip()) == directory:
@@ -124,7 +125,7 @@ def _editable_torch(env: Environment, directory: Path) -> bool:
 
 
 def _looks_like_checkout(directory: Path) -> bool:
-    return (directory / "setup.py").is_file() and (directory / "torch" / "csrc").is_dir()
+    return fs.is_file(directory / "setup.py") and fs.is_dir(directory / "torch" / "csrc")
 
 
 def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
@@ -200,8 +201,8 @@ def _shadowing_modules(directory: Path) -> list[Path]:
     names = torch_import_modules()
     shadows = []
     for entry in entries:
-        stem = entry.stem if entry.suffix == ".py" and entry.is_file() else None
-        if stem is None and entry.is_dir() and (entry / "__init__.py").is_file():
+        stem = entry.stem if entry.suffix == ".py" and fs.is_file(entry) else None
+        if stem is None and fs.is_dir(entry) and fs.is_file(entry / "__init__.py"):
             stem = entry.name
         if stem in names:
             shadows.append(entry)

@@ -9,7 +9,8 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.inventory.model import Problem
+from conda_torchcheck.inventory import fs
+from conda_torchcheck.inventory.model import Environment, Problem
 from conda_torchcheck.messages import msg
 
 
@@ -20,6 +21,40 @@ def record_spec_from_filename(path: Path) -> str | None:
     if len(parts) != 3 or not all(parts):
         return None
     return "=".join(parts)
+
+
+#: conda-meta/history is read up to this size (it grows by one block per transaction)
+HISTORY_LIMIT = 8 << 20
+#: records that come from the channel pytorch itself came from (a readable sibling names it)
+_SIBLINGS = ("pytorch-mutex", "pytorch-cuda", "cpuonly", "torchvision", "torchaudio", "libtorch", "pytorch")
+
+
+def record_channel(env: Environment, record: Path) -> str | None:
+    """The channel an unreadable record's package came from: conda-meta/history's ``+channel::name-ver-build``
+    line for it, else the channel of a readable sibling of torch's family; None when neither says (a wrong
+    channel would install another build, so none is guessed)."""
+    stem = record.name.removesuffix(".json")
+    history = record.parent / "history"
+    try:
+        with open(history, "rb") as handle:
+            text = handle.read(HISTORY_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("+") and line.endswith("::" + stem):
+            channel = line[1 : -(len(stem) + 2)]
+            if "://" in channel:  # older conda wrote the URL: https://conda.anaconda.org/pytorch/linux-64
+                parts = [p for p in channel.split("://", 1)[1].split("/")[1:] if p]
+                channel = parts[0] if len(parts) >= 1 and "anaconda.org" in channel else ""
+            if channel:
+                return channel
+    name = stem.rsplit("-", 2)[0]
+    if name in _SIBLINGS:
+        for rec in env.conda_records:
+            if rec.name in _SIBLINGS and rec.channel and rec.channel != "unknown" and "://" not in rec.channel:
+                return rec.channel
+    return None
 
 
 def _conda_meta(ctx: CheckContext, problem: Problem) -> Finding:
@@ -40,7 +75,7 @@ def _conda_meta(ctx: CheckContext, problem: Problem) -> Finding:
     move = f'move "{native}" "{native}.broken"' if env.is_windows else f'mv "{native}" "{native}.broken"'
     commands = [move]
     if spec is not None:
-        commands.append(cmd.conda_install(env, [spec], channel=None))
+        commands.append(cmd.conda_install(env, [spec], channel=record_channel(env, problem.path)))
     return finding(
         "TC901",
         Severity.WARNING,
@@ -54,7 +89,17 @@ def _conda_meta(ctx: CheckContext, problem: Problem) -> Finding:
 def _dist(ctx: CheckContext, problem: Problem) -> Finding:
     env = ctx.env
     evidence = {"file": problem.path, "problem": problem.detail}
-    if problem.kind == "unreadable" and problem.path.is_dir():
+    if problem.kind == "path-file":
+        return finding(
+            "TC902",
+            Severity.WARNING,
+            variant="path_file",
+            path=str(problem.path),
+            detail=problem.detail,
+            evidence=evidence,
+            fixes=[Fix("file", msg("TC902.path_file.fix"))],
+        )
+    if problem.kind == "unreadable" and fs.is_dir(problem.path):
         return finding(
             "TC902",
             Severity.WARNING,
@@ -65,7 +110,7 @@ def _dist(ctx: CheckContext, problem: Problem) -> Finding:
             fixes=[Fix("file", msg("TC901.fix_permissions"))],
         )
     fixes = []
-    meta_dir = problem.path.parent if problem.path.name in ("METADATA", "PKG-INFO") else problem.path
+    meta_dir = problem.path.parent if problem.path.parent.name.endswith((".dist-info", ".egg-info")) else problem.path
     stem = meta_dir.name.rsplit(".", 1)[0]
     if "-" in stem and meta_dir.name.endswith((".dist-info", ".egg-info")):
         name, version = stem.split("-", 1)

@@ -84,8 +84,7 @@ def _norm(path: Path | str) -> str:
 def _lists_a_dll(record: Path) -> bool:
     """A cheap look at the RECORD text first: most packages ship no DLL, and parsing 300 RECORDs costs ~25 ms."""
     try:
-        with open(record, "rb") as fh:
-            return b".dll" in fh.read().lower()
+        return b".dll" in fs.read_bytes(record).lower()
     except OSError:
         return False
 

@@ -111,7 +111,7 @@ class HashCache:
         self.dirty = False
         if location is not None:
             try:
-                data = json.loads(location.read_text(encoding="utf-8"))
+                data = fs.parse_json(fs.read_text(location, errors="strict"))
                 if data.get("version") == self.VERSION and isinstance(data.get("files"), dict):
                     self.entries = data["files"]
             except (OSError, ValueError, AttributeError):

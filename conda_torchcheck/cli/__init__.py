@@ -9,6 +9,7 @@ from __future__ import annotations
 # verb name -> module; modules are imported only when their parser is built or the verb runs
 VERBS: dict[str, str] = {
     "check": "conda_torchcheck.cli.main_check",
+    "repair": "conda_torchcheck.cli.main_repair",
     "tree": "conda_torchcheck.cli.main_tree",
     "explain": "conda_torchcheck.cli.main_explain",
     "run": "conda_torchcheck.cli.main_run",

@@ -117,7 +117,16 @@ def run_verb(args: argparse.Namespace) -> int:
     if getattr(args, "lang", None):
         messages.set_language(args.lang)
     try:
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        except (TorchCheckError, KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as exc:  # a bug of ours: our own error (exit 2), never a traceback
+            if os.environ.get("CONDA_TORCHCHECK_DEBUG"):
+                raise
+            from conda_torchcheck.errors import InternalError
+
+            raise InternalError(exc) from exc
     except TorchCheckError as exc:
         on_input_error = getattr(args, "on_input_error", None)
         if on_input_error is not None:  # conda torchcheck: conda's own error shape

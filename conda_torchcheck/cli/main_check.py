@@ -12,6 +12,7 @@ from conda_torchcheck.cli.options import (
     load_target,
     output_format,
     split_ids,
+    timeout_seconds,
 )
 
 HELP = "Check an environment and report why `import torch` fails or will fail (the default verb)."
@@ -34,12 +35,17 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     )
     parser.add_argument(
         "--import-timeout",
-        type=float,
+        type=timeout_seconds,
         default=60.0,
         metavar="SECONDS",
         help="seconds to wait for the import test (default 60)",
     )
     parser.add_argument("--no-hashes", action="store_true", help="skip verifying torch's files against RECORD")
+    parser.add_argument(
+        "--no-resolver",
+        action="store_true",
+        help="make the fix plan without asking pip's and conda's resolvers (its steps say 'not verified')",
+    )
     fleet = parser.add_argument_group("every environment")
     names = ("--all", "--all-envs") if conda else ("--all-envs",)
     fleet.add_argument(
@@ -63,7 +69,13 @@ def build_report(args: argparse.Namespace):
         verify_hashes=not getattr(args, "no_hashes", False),
     )
     only, skip = split_ids(args.only), split_ids(args.skip)
-    return check_environment(env, host, options, only, skip, facts=output_format(args) == "markdown")
+    report = check_environment(env, host, options, only, skip, facts=output_format(args) == "markdown")
+    if any(f.severity.value != "info" for f in report.findings):
+        from conda_torchcheck.plan import PlanOptions, build_plan
+
+        lang = getattr(args, "lang", None)
+        report.plan = build_plan(report, PlanOptions(verify=not getattr(args, "no_resolver", False), lang=lang))
+    return report
 
 
 def execute(args: argparse.Namespace) -> int:

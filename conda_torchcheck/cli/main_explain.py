@@ -20,7 +20,13 @@ import os
 import sys
 from pathlib import Path
 
-from conda_torchcheck.cli.options import add_host_options, add_output_options, add_target_options, output_format
+from conda_torchcheck.cli.options import (
+    add_host_options,
+    add_output_options,
+    add_target_options,
+    output_format,
+    timeout_seconds,
+)
 from conda_torchcheck.messages import translate
 
 HELP = translate("explain.help", "en")
@@ -40,7 +46,7 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     parser.add_argument("--import-test", action="store_true", help=translate("explain.help_import_test"))
     parser.add_argument(
         "--import-timeout",
-        type=float,
+        type=timeout_seconds,
         default=60.0,
         metavar="SECONDS",
         help=translate("explain.help_import_timeout", default=60),
@@ -68,6 +74,14 @@ def decode_input(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _cut(data: bytes, source: str) -> bytes:
+    """``data`` within STDIN_LIMIT, saying on stderr when it was longer (the error may sit past the cut)."""
+    if len(data) <= STDIN_LIMIT:
+        return data
+    sys.stderr.write(translate("explain.input_cut", source=source, limit=STDIN_LIMIT >> 20) + "\n")
+    return data[:STDIN_LIMIT]
+
+
 def read_text(args: argparse.Namespace) -> tuple[str, str]:
     """(text, source) from the arguments, ``--file`` or standard input."""
     from conda_torchcheck.errors import UsageError
@@ -78,16 +92,21 @@ def read_text(args: argparse.Namespace) -> tuple[str, str]:
     wants_stdin = words == ["-"] or (not words and not args.file and not sys.stdin.isatty())
     if args.file is not None:
         try:
-            parts.append(decode_input(Path(args.file).read_bytes()))
-        except OSError as exc:
-            raise UsageError(
-                translate("explain.file_unreadable", path=str(args.file), detail=exc.strerror or exc)
-            ) from exc
+            # open() as it is: a FIFO is a fine -f (a shell's <(...)); the cap bounds what an endless one costs
+            with open(args.file, "rb") as fh:
+                data = fh.read(STDIN_LIMIT + 1)
+        except (OSError, ValueError) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise UsageError(translate("explain.file_unreadable", path=str(args.file), detail=detail)) from exc
+        parts.append(decode_input(_cut(data, str(args.file))))
         source = "file"
     if wants_stdin:
         stream = getattr(sys.stdin, "buffer", None)
-        data = stream.read(STDIN_LIMIT) if stream is not None else sys.stdin.read(STDIN_LIMIT).encode("utf-8")
-        parts.append(decode_input(data))
+        if stream is not None:
+            data = stream.read(STDIN_LIMIT + 1)
+        else:
+            data = sys.stdin.read(STDIN_LIMIT + 1).encode("utf-8")
+        parts.append(decode_input(_cut(data, "standard input")))
         source = "stdin"
     elif words:
         parts.append(" ".join(w for w in words if w != "-"))

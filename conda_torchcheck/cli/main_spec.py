@@ -55,6 +55,7 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     mode = fix.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print the diff (the default)")
     mode.add_argument("--write", action="store_true", help="write the fixed file (keeps FILE.bak)")
+    fix.add_argument("--force", action="store_true", help="with --write: replace FILE even when it is read-only")
     target = fix.add_argument_group("pin from an installed environment")
     which = target.add_mutually_exclusive_group()
     suppress = {"default": argparse.SUPPRESS} if conda else {"default": None}
@@ -149,11 +150,29 @@ def _installed(args: argparse.Namespace):
     return installed_from_environment(env)
 
 
+def _writable_or_refused(args: argparse.Namespace) -> int:
+    """The number of hard links of FILE, after refusing (exit 2) a read-only FILE unless --force: a file
+    made read-only is not to be replaced without a word (root could write it anyway)."""
+    import os
+    import stat
+
+    from conda_torchcheck.envspec.writefile import WriteError
+
+    try:
+        st = os.stat(args.file)
+    except (OSError, ValueError):
+        return 1  # the reader says what is wrong with it
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) and not getattr(args, "force", False):
+        raise WriteError(f"{args.file} is read-only: not changed (add --force to replace it anyway)")
+    return st.st_nlink
+
+
 def execute_fix(args: argparse.Namespace) -> int:
     from conda_torchcheck.envspec import fix_path
     from conda_torchcheck.messages import translate
 
     lang = getattr(args, "lang", None)
+    links = _writable_or_refused(args) if args.write else 1
     installed = _installed(args)
     result = fix_path(
         args.file,
@@ -171,6 +190,12 @@ def execute_fix(args: argparse.Namespace) -> int:
     elif args.write:
         sys.stdout.write(result.render_changes(lang))
         print(translate("envspec.cli.written", lang, file=str(args.file), backup=str(result.backup)))
+        if links > 1:  # the rename gave FILE a new inode: its other names still hold the old text
+            print(
+                f"note: {args.file} had {links} hard links; only this name has the fixed text, the "
+                f"{links - 1} other(s) keep the old one",
+                file=sys.stderr,
+            )
     else:
         sys.stdout.write(result.diff)
         sys.stderr.write(result.render_changes(lang))

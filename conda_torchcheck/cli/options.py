@@ -109,3 +109,17 @@ def split_ids(values: list[str] | None) -> list[str]:
 
 def environ_language() -> str | None:
     return os.environ.get("CONDA_TORCHCHECK_LANG")
+
+
+def timeout_seconds(text: str) -> float:
+    """``--import-timeout``: a finite number of seconds above zero (nan, inf and 0 would be no bound at all)."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0 or value > 86_400:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most 86400, not {text!r}")
+    return value

@@ -29,6 +29,7 @@ from conda_torchcheck.envspec.matchspec import (
     parse_pip_line,
 )
 from conda_torchcheck.errors import TorchCheckError
+from conda_torchcheck.inventory import fs
 
 STR_TAG = "tag:yaml.org,2002:str"
 #: the keys conda knows; others are ignored by conda (with a warning) and kept untouched here
@@ -270,9 +271,14 @@ def _walk_duplicates(node: Any, path: str, seen_ids: set[int]) -> bool:
     return aliased
 
 
+_SHOWN_VALUE = 80
+
+
 def _type_error(path: str, node: Any, key: str, expected: str) -> SpecFileError:
     found = _kind(node)
     value = node.value if type(node).__name__ == "ScalarNode" else ""
+    if len(value) > _SHOWN_VALUE:  # a 5,000-digit number is named, not printed whole
+        value = value[: _SHOWN_VALUE // 2] + f"… ({len(value):,} characters)"
     return SpecFileError(
         path,
         f"type.{expected}",
@@ -294,6 +300,13 @@ def _strings(node: Any, path: str, key: str) -> Iterator[Any]:
 
 
 def parse_text(text: str, path: str = "<string>", *, encoding: str = "utf-8", bom: bool = False) -> EnvFile:
+    try:
+        return _parse_text(text, path, encoding=encoding, bom=bom)
+    except RecursionError:  # ruamel's composer and the walks below recurse once per level of nesting
+        raise SpecFileError(path, "yaml", problem="nested too deep to be an environment file") from None
+
+
+def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
     root = _compose(text, path)
     if root is None:
         raise SpecFileError(path, "empty")
@@ -377,13 +390,21 @@ def parse_text(text: str, path: str = "<string>", *, encoding: str = "utf-8", bo
     )
 
 
+# Real environment files are a few KB; a 50 MB one (or /dev/zero) is not one, and parsing it would take minutes.
+SPEC_LIMIT = 8 << 20
+
+
 def read_bytes(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        return fs.read_bytes(path, SPEC_LIMIT)
     except FileNotFoundError:
         raise SpecFileError(str(path), "not_found") from None
     except IsADirectoryError:
         raise SpecFileError(str(path), "is_directory") from None
+    except fs.NotRegularFile as exc:
+        if fs.is_dir(path):
+            raise SpecFileError(str(path), "is_directory") from None
+        raise SpecFileError(str(path), "unreadable", detail=fs.describe(exc)) from None
     except OSError as exc:
         raise SpecFileError(str(path), "unreadable", detail=exc.strerror or str(exc)) from None
 

@@ -19,6 +19,7 @@ Nothing is dropped silently: an entry that disappears is reported as removed or 
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from conda_torchcheck.envspec.intent import (
     facts,
     on_pytorch_channel,
     published_pytorch_cuda,
+    pytorch_channel_versions,
     resolve_pytorch_channel,
 )
 from conda_torchcheck.envspec.matchspec import (
@@ -592,6 +594,12 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
             st.unresolved.append(_reason("not_installed", entry=dep.text, prefix=inst.prefix))
     if not reasons:
         return dep.text, (), action
+    unchecked = _unverified_pin(st, new)
+    if unchecked is not None:
+        # a rewrite names what would be installed: one whose release or pairing the tables cannot confirm is not
+        # written (a fix that writes a version that does not exist, or that cannot be checked, would lie)
+        st.unresolved.append(_reason(f"unverified_pin_{unchecked}", entry=dep.text, torch=st.torch_exact or "?"))
+        return dep.text, (), action
     text = new.render_checked()
     if text is None:
         # a form this reader does not model (md5=, build_number=, parentheses ...) or one that would not read
@@ -599,6 +607,29 @@ def _rewrite_dep(st: _State, dep: CondaDep, spec: CondaSpec, variant: str | None
         st.unresolved.append(_reason("not_rewritten", entry=dep.text))
         return dep.text, (), action
     return text, tuple(reasons), action
+
+
+def _unverified_pin(st: _State, spec: CondaSpec) -> str | None:
+    """Why the tables cannot confirm the pin ``spec`` would write (a release they do not have, a pytorch-cuda that
+    release was never built for, a version the pytorch channel never had), or None when they confirm it."""
+    if spec.name == "pytorch" and spec.exact:
+        on_channel = spec.exact in pytorch_channel_versions()
+        if spec.channel_name == "pytorch" and not on_channel:
+            return "not_on_channel"
+        if not on_channel and torch_release(spec.exact) is None:
+            return "no_release"
+    if spec.channel_name == "pytorch" and spec.build and "*" in spec.build:
+        examples = facts()["builders"]["pytorch_channel_builds"].get(spec.name)
+        if examples is not None and not any(fnmatch.fnmatchcase(b, spec.build.lower()) for b in examples):
+            return "build_not_on_channel"
+    if spec.name == "pytorch-cuda" and (spec.minor or spec.exact) and st.torch_exact:
+        rel = torch_release(st.torch_exact)
+        cuda = ".".join((spec.exact or spec.minor or "").split(".")[:2])
+        if rel is None:
+            return "no_release"
+        if cuda not in rel.pytorch_cuda:
+            return "not_built_for_torch"
+    return None
 
 
 def _cuda_major_of(st: _State) -> int | None:

@@ -16,8 +16,10 @@ import tempfile
 from pathlib import Path
 
 from conda_torchcheck.errors import TorchCheckError
+from conda_torchcheck.inventory.fs import read_bytes
 
 BACKUP_SUFFIX = ".bak"
+SPEC_LIMIT = 8 << 20  # as envspec.parse reads it
 
 
 class WriteError(TorchCheckError):
@@ -39,7 +41,33 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def _terminate_cleanly():
+    """SIGTERM raises SystemExit while a temporary file exists, so the cleanup below runs (the default action
+    would end the process at once and leave ``.FILE.xxxx.tmp`` behind)."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "SIGTERM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _write_beside(target: Path, data: bytes, mode: int | None) -> None:
+    with _terminate_cleanly():
+        _write_temp_then_replace(target, data, mode)
+
+
+def _write_temp_then_replace(target: Path, data: bytes, mode: int | None) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -64,7 +92,7 @@ def replace_file(path: Path | str, data: bytes, *, expected: bytes | None = None
 
     target = Path(path).resolve()
     try:
-        current = target.read_bytes()
+        current = read_bytes(target, SPEC_LIMIT)
         mode = stat.S_IMODE(target.stat().st_mode)
     except OSError as exc:
         raise WriteError(

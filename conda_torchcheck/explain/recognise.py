@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import html
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -21,7 +23,7 @@ _LOG_PREFIX = re.compile(
     r"|[\w.-]+-\d+\s+\| )",
     re.MULTILINE,
 )
-_TRACEBACK_START = re.compile(r"Traceback \(most recent call last\)")
+_TRACEBACK_START_TEXT = "Traceback (most recent call last)"
 # the line of a previous exception ("ImportError: ..."): frames before it belong to another error
 _EXCEPTION_LINE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*(?:Error|Exception|Warning)\b[^\n]*:", re.MULTILINE)
 
@@ -200,17 +202,19 @@ def _context(text: str, pattern: Pattern, start: int, next_start: int) -> tuple[
             end = max(end, start + m.end())
     if pattern.context_before:
         begin = max(0, start - CONTEXT_BEFORE)
-        tb = list(_TRACEBACK_START.finditer(text, begin, start))
-        if tb:
-            begin = tb[-1].start()
+        tb = text.rfind(_TRACEBACK_START_TEXT, begin, start)
+        if tb != -1:
+            begin = tb
             # the import typed at the prompt just above the traceback (">>> from pytorch3d import _C")
             prompt_line = text.rfind("\n", 0, max(0, text.rfind("\n", 0, begin))) + 1
             if _PROMPT.match(text, prompt_line) and prompt_line < begin:
                 begin = prompt_line
-        line_start = text.rfind("\n", 0, start) + 1
-        previous = list(_EXCEPTION_LINE.finditer(text, begin, line_start))
-        if previous:
-            begin = text.find("\n", previous[-1].end(), line_start) + 1 or line_start
+        # bounded by the window: on a 4 MB single-line paste an unbounded rfind per hit would be quadratic
+        newline = text.rfind("\n", begin, start)
+        line_start = newline + 1 if newline != -1 else begin
+        previous = _last_exception_line(text, begin, line_start)
+        if previous is not None:
+            begin = text.find("\n", previous, line_start) + 1 or line_start
         before = text[begin:start]
         for regex in pattern.context_before:
             hits = list(regex.finditer(before))
@@ -219,6 +223,26 @@ def _context(text: str, pattern: Pattern, start: int, next_start: int) -> tuple[
                     if value and key not in fields:
                         fields[key] = value
     return fields, end
+
+
+def _last_exception_line(text: str, begin: int, line_start: int) -> int | None:
+    """Where the last ``_EXCEPTION_LINE`` match between ``begin`` and ``line_start`` ends: the lines are tried
+    from the nearest one back, so a log of 40,000 identical error lines costs one try per error, not a scan
+    of the whole window each time."""
+    end = line_start - 1  # the newline that ends the line before
+    while end >= begin:
+        newline = text.rfind("\n", begin, end)
+        if newline != -1:
+            ls = newline + 1
+        elif begin == 0 or text[begin - 1] == "\n":
+            ls = begin
+        else:
+            return None  # the line starts before the window
+        m = _EXCEPTION_LINE.match(text, ls, line_start)
+        if m:
+            return m.end()
+        end = ls - 1
+    return None
 
 
 @dataclass(frozen=True)
@@ -240,10 +264,28 @@ CLUE_EDGE = 200_000
 CLUE_AROUND = 20_000
 
 
+#: above this size the clue text keeps each distinct line once (its first time): a log repeating the same
+#: frames or lines tells nothing more the second time, and every clue regex would scan each copy
+CLUE_DEDUP_FROM = 256_000
+
+
+def _distinct_lines(text: str) -> str:
+    seen: set[str] = set()
+    kept = []
+    for line in text.split("\n"):
+        if line not in seen:
+            seen.add(line)
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def clue_text(text: str, matches: list[Match]) -> str:
-    """The part of a (normalized) paste that clues are read from: all of it, or for a log the parts that matter."""
-    if len(text) <= CLUE_FULL_TEXT:
+    """The part of a (normalized) paste that clues are read from: all of it, or for a log the parts that matter
+    (each distinct line once)."""
+    if len(text) <= CLUE_DEDUP_FROM:
         return text
+    if len(text) <= CLUE_FULL_TEXT:
+        return _distinct_lines(text)
     spans = [(0, CLUE_EDGE), (len(text) - CLUE_EDGE, len(text))]
     spans += [(max(0, m.start - CLUE_AROUND), m.end + CLUE_AROUND) for m in matches]
     merged: list[list[int]] = []
@@ -252,7 +294,7 @@ def clue_text(text: str, matches: list[Match]) -> str:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
-    return "\n".join(text[a:b] for a, b in merged)
+    return _distinct_lines("\n".join(text[a:b] for a, b in merged))
 
 
 def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool = False) -> PasteClues:
@@ -327,8 +369,10 @@ def recognise(text: str, tbl: PatternTable | None = None, *, normalized: bool = 
             key=lambda m: m.start(),
         )
         starts = [m.start() for m in hits]
-        for i, m in enumerate(hits):
-            next_start = next((s for s in starts[i + 1 :] if s > m.start()), len(text))
+        for m in hits:
+            # the first later hit that starts after this one (a bisection: a log repeats one line 40,000 times)
+            after = bisect.bisect_right(starts, m.start())
+            next_start = starts[after] if after < len(starts) else len(text)
             fields = {k: v for k, v in m.groupdict().items() if v}
             begin = m.start()
             if pattern.path_before is not None:
@@ -341,18 +385,39 @@ def recognise(text: str, tbl: PatternTable | None = None, *, normalized: bool = 
             for key, value in extra.items():
                 fields.setdefault(key, value)
             raw.append((pattern, begin, max(m.end(), end), _derive(fields, tbl)))
-    specific_spans = [(s, e) for p, s, e, _ in raw if not p.fallback]
+    # a fallback hit overlapping any specific one is dropped: the specific spans sorted by start, with the
+    # furthest end reached so far, answer "does one start before `end` and end after `start`" by bisection
+    specific_spans = sorted((s, e) for p, s, e, _ in raw if not p.fallback)
+    span_starts = [s for s, _ in specific_spans]
+    furthest_end = list(itertools.accumulate((e for _, e in specific_spans), max))
     merged: dict[tuple, Match] = {}
     for pattern, start, end, fields in sorted(raw, key=lambda r: r[1]):
-        if pattern.fallback and any(s < end and start < e for s, e in specific_spans):
-            continue
+        if pattern.fallback:
+            before_end = bisect.bisect_left(span_starts, end)
+            if before_end and furthest_end[before_end - 1] > start:
+                continue
         key = (pattern.id, tuple(sorted((k, v.lower()) for k, v in fields.items() if not k.endswith("_path"))))
         if key in merged:
             prev = merged[key]
             merged[key] = Match(prev.pattern_id, prev.fields, prev.excerpt, prev.start, prev.end, prev.count + 1)
             continue
         merged[key] = Match(pattern.id, fields, _excerpt(text, start, end), start, end)
-    return _fold_partial(sorted(merged.values(), key=lambda m: m.start))
+    return _first_of_each_pattern(_fold_partial(sorted(merged.values(), key=lambda m: m.start)))
+
+
+#: distinct errors of one pattern explained in full; a paste naming more (a log of 25,000 distinct DLL failures)
+#: is one problem seen many ways, and explaining each would make the output, not the matching, the cost
+DISTINCT_PER_PATTERN = 100
+
+
+def _first_of_each_pattern(matches: list[Match]) -> list[Match]:
+    kept: dict[str, int] = {}
+    out = []
+    for m in matches:
+        kept[m.pattern_id] = kept.get(m.pattern_id, 0) + 1
+        if kept[m.pattern_id] <= DISTINCT_PER_PATTERN:
+            out.append(m)
+    return out
 
 
 #: fields that tell the form of the text (the bare first line of a message), not which error it is
@@ -360,31 +425,43 @@ _FORM_FIELDS = frozenset({"bare"})
 
 
 def _fold_partial(matches: list[Match]) -> list[Match]:
-    """An issue title that repeats the error without the DLL name is the same error as the full one below."""
-    out: list[Match] = []
-    for m in matches:
-        named = {k: v for k, v in m.fields.items() if k not in _FORM_FIELDS}
-        fuller = next(
-            (
-                o
-                for o in matches
-                if o is not m
-                and o.pattern_id == m.pattern_id
-                and len(o.fields) > len(named)
-                and all(o.fields.get(k, "").lower() == v.lower() for k, v in named.items())
-            ),
-            None,
-        )
-        if fuller is None:
-            out.append(m)
+    """An issue title that repeats the error without the DLL name is the same error as the full one below.
+
+    Linear in the matches for real pastes: a candidate is looked up through the rarest (field, value) it must
+    share instead of comparing every pair (10,000 distinct DLL lines made that a hundred million comparisons).
+    """
+    named_of = [{k: v.lower() for k, v in m.fields.items() if k not in _FORM_FIELDS} for m in matches]
+    lowered = [{k: v.lower() for k, v in m.fields.items()} for m in matches]
+    by_pattern: dict[str, list[int]] = {}
+    by_pair: dict[tuple[str, str, str], list[int]] = {}
+    for i, m in enumerate(matches):
+        by_pattern.setdefault(m.pattern_id, []).append(i)
+        for key, value in lowered[i].items():
+            by_pair.setdefault((m.pattern_id, key, value), []).append(i)
+
+    def holding(pattern_id: str, wanted: dict[str, str]) -> list[int]:
+        """Indexes of the matches of ``pattern_id`` whose fields hold every (key, value) of ``wanted``."""
+        if not wanted:
+            return by_pattern[pattern_id]
+        pools = [by_pair.get((pattern_id, k, v), []) for k, v in wanted.items() if v]
+        pool = min(pools, key=len) if pools else by_pattern[pattern_id]
+        return [j for j in pool if all(lowered[j].get(k, "") == v for k, v in wanted.items())]
+
+    kept: list[int] = []
+    for i, m in enumerate(matches):
+        named = named_of[i]
+        if not any(j != i and len(matches[j].fields) > len(named) for j in holding(m.pattern_id, named)):
+            kept.append(i)
+    kept_set = set(kept)
+    extra = dict.fromkeys(kept, 0)
+    for d in range(len(matches)):
+        if d in kept_set:
+            continue
+        for j in holding(matches[d].pattern_id, named_of[d]):
+            if j in kept_set:
+                extra[j] += matches[d].count
     counted = []
-    for m in out:
-        extra = sum(
-            d.count
-            for d in matches
-            if d not in out
-            and d.pattern_id == m.pattern_id
-            and all(m.fields.get(k, "").lower() == v.lower() for k, v in d.fields.items() if k not in _FORM_FIELDS)
-        )
-        counted.append(Match(m.pattern_id, m.fields, m.excerpt, m.start, m.end, m.count + extra) if extra else m)
+    for i in kept:
+        m = matches[i]
+        counted.append(Match(m.pattern_id, m.fields, m.excerpt, m.start, m.end, m.count + extra[i]) if extra[i] else m)
     return counted

@@ -159,6 +159,28 @@ def plan(findings: Sequence[Finding], prefix: Path) -> list[PlannedFix]:
     return out
 
 
+def report_plan(prefix: str) -> tuple[Any, Any]:
+    """The report of ``prefix`` and its fix plan (None when there is nothing but notes), as ``repair`` makes
+    them; (None, None) when the env cannot be read."""
+    try:
+        report = _recheck(prefix, {})
+    except Exception:  # the doctor's own fixes still run
+        return None, None
+    if not any(f.severity is not Severity.INFO for f in report.findings):
+        return report, None
+    from conda_torchcheck.plan import build_plan
+
+    return report, build_plan(report)
+
+
+def _recheck(prefix: str, variables: Any) -> Any:
+    from conda_torchcheck.inventory import load_environment
+    from conda_torchcheck.report import check_environment
+
+    env, host = load_environment(prefix, host_overrides=dict(variables) or None)
+    return check_environment(env, host)
+
+
 def fix(prefix: str, args: Any, confirm: Callable[[str], None]) -> int:
     """The doctor fixer: show the safe fixes, ask once, apply them; manual commands are only listed."""
     from conda_torchcheck.messages import translate
@@ -166,16 +188,49 @@ def fix(prefix: str, args: Any, confirm: Callable[[str], None]) -> int:
     findings, _ = findings_for(prefix, quick=True)
     planned = plan(findings, Path(prefix))
     runnable = [p for p in planned if any(action is not None for _, action in p.actions)]
-    if not runnable:
+    report, fix_plan = report_plan(prefix)
+    ours = {c for p in runnable for c, _a in p.actions}
+    # the same plan `repair` carries out: its steps a resolver checked (or that resolve nothing) are applied
+    steps = [
+        s
+        for s in (fix_plan.steps if fix_plan else [])
+        if s.commands
+        and not s.needs_admin
+        and s.verification.status in ("verified", "exact")
+        and not ours.intersection(s.commands)
+    ]
+    if not runnable and not steps:
         print(translate("plugin.fixer.none"))
+        if fix_plan is not None and fix_plan.steps:
+            from conda_torchcheck.render.text import render_plan
+
+            print("\n".join(render_plan(fix_plan, lang=None, color=False, verbose=0)))
         return 0
-    print(translate("plugin.fixer.header", count=len(runnable)))
+    print(translate("plugin.fixer.header", count=len(runnable) + len(steps)))
     for p in runnable:
         print(f"  {p.finding.id} {p.fix.summary.render()}")
         for command, action in p.actions:
             print(f"      {command}" + ("" if action else "  " + translate("plugin.fixer.manual")))
+    for step in steps:
+        print(f"  {step.finding} {step.summary}")
+        for command in step.commands:
+            print(f"      {command}")
+        print(f"      ({step.changes})")
     print()
     confirm(translate("plugin.fixer.confirm"))
+    if steps:
+        from conda_torchcheck.plan.model import Plan
+        from conda_torchcheck.plan.repair import repair
+
+        outcome = repair(report, Plan(steps=steps), lambda variables: _recheck(prefix, variables))
+        for run in outcome.runs:
+            if run.status == "failed":
+                print(translate("plugin.fixer.failed", command="; ".join(run.step.commands), error=run.output[-300:]))
+        if outcome.rolled_back is not None:
+            print("conda-torchcheck: the env was not better after the plan; rolled back:")
+            for line in outcome.rolled_back:
+                print(f"  {line}")
+            return 1
     rc = 0
     for p in runnable:
         for command, action in p.actions:

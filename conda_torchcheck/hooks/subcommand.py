@@ -161,7 +161,29 @@ def _summary() -> str:
 
 def execute(raw: argparse.Namespace | tuple[str, ...] | list[str]) -> int:
     """Parse ``conda torchcheck``'s arguments and run the chosen verb with conda's resolved prefix, json and
-    verbosity; returns the verb's exit code. ``raw`` is what conda hands a greedy subcommand: the arguments."""
+    verbosity; returns the verb's exit code. ``raw`` is what conda hands a greedy subcommand: the arguments.
+
+    A bug of ours anywhere in here is our own error document (exit 2), not conda's "An unexpected error has
+    occurred" report, which asks the user to disable plugins."""
+    import os
+
+    from conda.exceptions import CondaError
+
+    from conda_torchcheck.errors import InternalError
+
+    try:
+        return _execute(raw)
+    except (CondaError, KeyboardInterrupt):  # ours on purpose (report_input_error), or the user's ^C
+        raise
+    except Exception as exc:
+        if os.environ.get("CONDA_TORCHCHECK_DEBUG"):
+            raise
+        from conda.base.context import context
+
+        return report_input_error(InternalError(exc), bool(context.json))
+
+
+def _execute(raw: argparse.Namespace | tuple[str, ...] | list[str]) -> int:
     from conda.base.context import context
 
     from conda_torchcheck.cli.main import json_requested, run_verb

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import CondaRecord, LazyPaths, Problem
 from conda_torchcheck.inventory.names import canonical_channel
 
@@ -22,14 +23,14 @@ def read_conda_meta(prefix: Path) -> tuple[tuple[CondaRecord, ...], tuple[Proble
     meta = prefix / "conda-meta"
     records: list[CondaRecord] = []
     problems: list[Problem] = []
-    if not meta.is_dir():
+    if not fs.is_dir(meta):
         return (), ()
     try:
         entries = sorted(meta.iterdir(), key=lambda p: p.name)
     except OSError as exc:
         return (), (Problem("conda-meta-unreadable", meta, exc.strerror or str(exc)),)
     for path in entries:
-        if path.suffix != ".json" or path.name.startswith(".") or not path.is_file():
+        if path.suffix != ".json" or path.name.startswith(".") or fs.is_dir(path):
             continue
         record, problem = read_record(path)
         if record is not None:
@@ -41,15 +42,17 @@ def read_conda_meta(prefix: Path) -> tuple[tuple[CondaRecord, ...], tuple[Proble
 
 def read_record(path: Path) -> tuple[CondaRecord | None, Problem | None]:
     try:
-        raw = path.read_bytes()
+        raw = fs.read_bytes(path)
     except OSError as exc:
         return None, Problem("conda-meta-unreadable", path, exc.strerror or str(exc))
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = fs.parse_json(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         return None, Problem("conda-meta-json", path, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})")
     except json.JSONDecodeError as exc:
         return None, Problem("conda-meta-json", path, f"invalid JSON: {exc.msg} (line {exc.lineno})")
+    except ValueError as exc:  # past what a real record holds: huge numbers, NaN/Infinity, deep nesting
+        return None, Problem("conda-meta-json", path, f"invalid JSON: {exc}")
     if not isinstance(data, dict):
         return None, Problem("conda-meta-json", path, "the file does not hold a JSON object")
     missing = [f for f in REQUIRED_FIELDS if not isinstance(data.get(f), str) or not data.get(f)]
@@ -69,7 +72,7 @@ def _strings(value: Any) -> tuple[str, ...]:
 def _int(value: Any) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 

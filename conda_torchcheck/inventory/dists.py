@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 from pathlib import Path
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Distribution, Problem, SiteDir
 from conda_torchcheck.inventory.names import normalize
 
@@ -47,10 +47,16 @@ def read_distributions(
     return tuple(dists), tuple(leftovers), tuple(problems)
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(path: Path, refused: list[Problem] | None = None) -> str | None:
+    """A metadata file's text; None when absent or unreadable, the reason kept in ``refused`` (a FIFO, a link
+    to a device, a file past any sane size or permissions) since the rest of the folder is still read."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return fs.read_text(path, fs.SMALL_LIMIT)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if refused is not None:
+            refused.append(Problem("dist-metadata", path, f"cannot be read: {fs.describe(exc)}"))
         return None
 
 
@@ -58,7 +64,7 @@ def _read_metadata(path: Path) -> tuple[str | None, str | None]:
     """(text, problem): importlib.metadata reads METADATA as strict UTF-8 (the whole file, description
     included), so a bad byte anywhere is a problem pip will hit too."""
     try:
-        raw = path.read_bytes()
+        raw = fs.read_bytes(path)
     except FileNotFoundError:
         return None, "the metadata file is missing"
     except OSError as exc:
@@ -96,7 +102,7 @@ def _first(values: list[str] | None) -> str | None:
 
 def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | None, Problem | None]:
     kind = "dist-info" if meta_dir.name.endswith(".dist-info") else "egg-info"
-    if meta_dir.is_dir():
+    if fs.is_dir(meta_dir):
         metadata_file = meta_dir / ("METADATA" if kind == "dist-info" else "PKG-INFO")
     else:  # a flat .egg-info file (distutils)
         metadata_file = meta_dir
@@ -121,32 +127,38 @@ def read_distribution(meta_dir: Path, site: SiteDir) -> tuple[Distribution | Non
     direct_url = None
     has_record = False
     tags: tuple[str, ...] = ()
-    if meta_dir.is_dir():
+    refused: list[Problem] = []
+    if fs.is_dir(meta_dir):
         # one listing instead of an open() per optional file: most folders lack direct_url.json, WHEEL …
         try:
             present = set(os.listdir(meta_dir))
         except OSError:
             present = {"INSTALLER", "direct_url.json", "RECORD", "requires.txt", "WHEEL"}
-        inst = _read_text(meta_dir / "INSTALLER") if "INSTALLER" in present else None
+        inst = _read_text(meta_dir / "INSTALLER", refused) if "INSTALLER" in present else None
         installer = inst.strip() or None if inst is not None else None
-        raw_direct = _read_text(meta_dir / "direct_url.json") if "direct_url.json" in present else None
+        raw_direct = _read_text(meta_dir / "direct_url.json", refused) if "direct_url.json" in present else None
         if raw_direct:
             try:
-                loaded = json.loads(raw_direct)
+                loaded = fs.parse_json(raw_direct)
                 direct_url = loaded if isinstance(loaded, dict) else None
-            except json.JSONDecodeError:
+            except ValueError as exc:
                 direct_url = None
-        has_record = "RECORD" in present and (meta_dir / "RECORD").is_file()
+                refused.append(Problem("dist-metadata", meta_dir / "direct_url.json", f"invalid JSON: {exc}"))
+        has_record = "RECORD" in present and fs.is_regular_file(meta_dir / "RECORD")
+        if "RECORD" in present and not has_record and fs.exists(meta_dir / "RECORD"):
+            refused.append(Problem("dist-metadata", meta_dir / "RECORD", "cannot be read: not a regular file"))
         if kind == "egg-info" and not requires and "requires.txt" in present:
-            req_text = _read_text(meta_dir / "requires.txt")
+            req_text = _read_text(meta_dir / "requires.txt", refused)
             if req_text:
                 requires = tuple(
                     line.strip() for line in req_text.splitlines() if line.strip() and not line.startswith("[")
                 )
-        wheel = _read_text(meta_dir / "WHEEL") if "WHEEL" in present else None
+        wheel = _read_text(meta_dir / "WHEEL", refused) if "WHEEL" in present else None
         if wheel:
             tags = tuple(line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:"))
     problem = Problem("dist-metadata", metadata_file, problem_detail) if problem_detail else None
+    if problem is None and refused:
+        problem = refused[0]
     return (
         Distribution(
             name=normalize(name),
@@ -182,8 +194,7 @@ def record_rows(record_path: Path) -> tuple[tuple[str, str, str], ...]:
 @functools.lru_cache(maxsize=16)
 def _record_rows(path: str, _mtime: int, _size: int) -> tuple[tuple[str, str, str], ...]:
     try:
-        with open(path, encoding="utf-8", newline="", errors="replace") as fh:
-            text = fh.read()
+        text = fs.read_bytes(path).decode("utf-8", errors="replace")
     except OSError:
         return ()
     rows: list[tuple[str, str, str]] = []

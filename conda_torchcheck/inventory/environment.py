@@ -29,6 +29,7 @@ from conda_torchcheck.inventory.model import (
     Environment,
     HostFacts,
     Layout,
+    Problem,
     PythonInfo,
     SiteDir,
 )
@@ -47,10 +48,10 @@ def detect_os(prefix: Path, records: tuple[CondaRecord, ...] | None = None) -> O
         return "windows"
     if find_path(prefix, "Library", "bin") is not None and find_path(prefix, "Lib", "site-packages"):
         return "windows"
-    if (prefix / "Lib" / "site-packages").is_dir() and not (prefix / "bin").is_dir():
+    if fs.is_dir(prefix / "Lib" / "site-packages") and not fs.is_dir(prefix / "bin"):
         return "windows"
     if records is None:
-        records, _ = read_conda_meta(prefix) if (prefix / "conda-meta").is_dir() else ((), ())
+        records, _ = read_conda_meta(prefix) if fs.is_dir(prefix / "conda-meta") else ((), ())
     for rec in records:
         if rec.subdir.startswith("win-"):
             return "windows"
@@ -71,11 +72,11 @@ def _unix_python_binary(prefix: Path) -> Path | None:
     bindir = prefix / "bin"
     for name in ("python3", "python"):
         candidate = bindir / name
-        if candidate.exists():
+        if fs.exists(candidate):
             return candidate
     try:
         for entry in sorted(bindir.glob("python3.*")):
-            if entry.exists() and not entry.name.endswith("-config"):
+            if fs.exists(entry) and not entry.name.endswith("-config"):
                 return entry
     except OSError:
         pass
@@ -85,7 +86,7 @@ def _unix_python_binary(prefix: Path) -> Path | None:
 def read_pyvenv_cfg(prefix: Path) -> dict[str, str] | None:
     cfg = prefix / "pyvenv.cfg"
     try:
-        text = cfg.read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(cfg, fs.SMALL_LIMIT)
     except OSError:
         return None
     out: dict[str, str] = {}
@@ -99,7 +100,7 @@ def read_pyvenv_cfg(prefix: Path) -> dict[str, str] | None:
 def detect_layout(prefix: Path, pyvenv: Mapping[str, str] | None) -> Layout:
     if pyvenv is not None:
         return "venv"
-    if (prefix / "conda-meta").is_dir():
+    if fs.is_dir(prefix / "conda-meta"):
         parts = [p.lower() for p in prefix.parts]
         if ".pixi" in parts:
             return "pixi"
@@ -147,7 +148,7 @@ def detect_python(
             m = _PYDIR.match(name)
             if m:
                 libdirs.append((int(m.group(1)), int(m.group(2)), m.group(3), name))
-        with_site = [d for d in libdirs if (prefix / "lib" / d[3] / "site-packages").is_dir()]
+        with_site = [d for d in libdirs if fs.is_dir(prefix / "lib" / d[3] / "site-packages")]
         best = max(with_site or libdirs, default=None)
         if best is not None:
             if version is None or not version.startswith(f"{best[0]}.{best[1]}"):
@@ -166,7 +167,7 @@ def detect_python(
             version, source = patch, source + "+patchlevel.h"
     arch = None
     if executable is not None:
-        header = sniff(executable.resolve() if executable.is_symlink() else executable)
+        header = sniff(executable.resolve() if fs.is_symlink(executable) else executable)
         if header is not None:
             arch = header.arch
     if arch is None and os_ == "windows":
@@ -194,7 +195,7 @@ def detect_python(
 def _patchlevel(prefix: Path, version: str, free_threaded: bool) -> str | None:
     header = prefix / "include" / f"python{version}{'t' if free_threaded else ''}" / "patchlevel.h"
     try:
-        text = header.read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(header, fs.SMALL_LIMIT)
     except OSError:
         return None
     m = re.search(r'#define\s+PY_VERSION\s+"([0-9.]+)', text)
@@ -223,11 +224,11 @@ def detect_platform(os_: OS, python: PythonInfo, records: tuple[CondaRecord, ...
 
 
 def _is_base(prefix: Path, records: tuple[CondaRecord, ...]) -> bool:
-    if (prefix / "condabin").is_dir():
+    if fs.is_dir(prefix / "condabin"):
         return True
-    if not (prefix / "conda-meta").is_dir():
+    if not fs.is_dir(prefix / "conda-meta"):
         return False
-    if (prefix / "envs").is_dir() and (prefix / "pkgs").is_dir():
+    if fs.is_dir(prefix / "envs") and fs.is_dir(prefix / "pkgs"):
         return True
     return any(rec.name == "conda" for rec in records)
 
@@ -245,7 +246,7 @@ def _base_prefix(prefix: Path, layout: Layout, os_: OS, pyvenv: Mapping[str, str
         return None
     if layout in ("conda", "pixi") and prefix.parent.name == "envs":
         base = prefix.parent.parent
-        if (base / "conda-meta").is_dir():
+        if fs.is_dir(base / "conda-meta"):
             return base
     return None
 
@@ -278,7 +279,7 @@ def _site_dirs(
     for entry in host.path_list("PYTHONPATH", sep):
         p = Path(entry)
         # a ._pth's isolated mode ignores every PYTHON* variable: listed for the evidence, never read
-        sites.append(SiteDir(p, "pythonpath", p.is_dir() and not isolated, _ISOLATED if isolated else ""))
+        sites.append(SiteDir(p, "pythonpath", fs.is_dir(p) and not isolated, _ISOLATED if isolated else ""))
     user = user_site_dir(os_, python, host, kind)
     if user is not None:
         inactive_reason = ""
@@ -288,7 +289,7 @@ def _site_dirs(
             inactive_reason = "PYTHONNOUSERSITE is set"
         elif layout == "venv" and (pyvenv or {}).get("include-system-site-packages", "false").lower() != "true":
             inactive_reason = "venvs without system site packages ignore the user site"
-        sites.append(SiteDir(user, "user", not inactive_reason and user.is_dir(), inactive_reason))
+        sites.append(SiteDir(user, "user", not inactive_reason and fs.is_dir(user), inactive_reason))
     env_sites: list[Path] = []
     if isolated:
         assert kind is not None and kind.path_file is not None
@@ -303,7 +304,7 @@ def _site_dirs(
             name = f"python{mm[0]}.{mm[1]}{'t' if python.free_threaded else ''}"
             for lib in ("lib", "lib64"):
                 candidate = prefix / lib / name / "site-packages"
-                if candidate.is_dir() and not any(_same_path(candidate, s, False) for s in env_sites):
+                if fs.is_dir(candidate) and not any(_same_path(candidate, s, False) for s in env_sites):
                     env_sites.append(candidate)
             if layout == "system" and os_ == "linux":
                 env_sites.extend(debian_dist_packages(prefix, mm))
@@ -316,8 +317,10 @@ def _site_dirs(
                 mm = python.major_minor
                 base_site = base_prefix / "lib" / f"python{mm[0]}.{mm[1]}" / "site-packages"
             if base_site is not None:
-                sites.append(SiteDir(base_site, "base", base_site.is_dir()))
-    # .pth files add directories after their site dir
+                sites.append(SiteDir(base_site, "base", fs.is_dir(base_site)))
+    # .pth files add directories after their site dir, each once: site.py skips a folder already on the path
+    # (2,500 "." lines add nothing), so the checks that walk the path stay linear in its distinct folders
+    known = {os.path.normcase(os.path.abspath(str(s.path))) for s in sites}
     for site in list(sites):
         if not site.active or site.kind not in ("env", "user", "base"):
             continue
@@ -325,7 +328,7 @@ def _site_dirs(
             if not name.endswith(".pth"):
                 continue
             try:
-                lines = (site.path / name).read_text(encoding="utf-8", errors="replace").splitlines()
+                lines = fs.read_text(site.path / name, fs.SMALL_LIMIT).splitlines()
             except OSError:
                 continue
             for line in lines:
@@ -333,7 +336,9 @@ def _site_dirs(
                 if not line or line.startswith(("#", "import ", "import\t")):
                     continue
                 target = Path(line) if os.path.isabs(line) else site.path / line
-                if target.is_dir():
+                key = os.path.normcase(os.path.abspath(str(target)))
+                if key not in known and fs.is_dir(target):
+                    known.add(key)
                     sites.append(SiteDir(target, "pth", True, note=str(site.path / name)))
     return tuple(sites)
 
@@ -345,7 +350,7 @@ def _path_file_sites(prefix: Path, kind: InstallKind) -> list[SiteDir]:
     note = str(kind.path_file.path)
     out: list[SiteDir] = []
     for entry in kind.path_file.entries:
-        if not entry.is_dir():
+        if not fs.is_dir(entry):
             continue
         inside = entry == prefix or prefix in entry.parents
         out.append(SiteDir(entry, "env" if inside and entry.name.lower() == "site-packages" else "pth", True, note))
@@ -355,6 +360,26 @@ def _path_file_sites(prefix: Path, kind: InstallKind) -> list[SiteDir]:
         reads = kind.path_file.imports_site
         out.append(SiteDir(found, "env", reads, "" if reads else "the ._pth file has no `import site` line"))
     return out
+
+
+def _refused_path_files(prefix: Path, sites: tuple[SiteDir, ...]) -> tuple[Problem, ...]:
+    """pyvenv.cfg and the .pth files that exist but could not be read (a FIFO, a device link, past any sane
+    size, no permission): said, since what they would add to the import path went unseen."""
+    candidates = [prefix / "pyvenv.cfg"]
+    for site in sites:
+        if site.active and site.kind in ("env", "user", "base"):
+            candidates += [site.path / n for n in sorted(_safe_listdir(site.path)) if n.endswith(".pth")]
+    out = []
+    for path in candidates:
+        if not (fs.exists(path) or fs.is_symlink(path)):
+            continue
+        try:
+            fs.read_bytes(path, fs.SMALL_LIMIT)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            out.append(Problem("path-file", path, fs.describe(exc)))
+    return tuple(out)
 
 
 def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts, kind: InstallKind | None = None) -> Path | None:
@@ -383,7 +408,7 @@ def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts, kind: InstallKin
 
 
 def _looks_like_env(prefix: Path, os_: OS) -> bool:
-    if (prefix / "conda-meta").is_dir() or (prefix / "pyvenv.cfg").is_file():
+    if fs.is_dir(prefix / "conda-meta") or fs.is_file(prefix / "pyvenv.cfg"):
         return True
     if os_ == "windows":
         return find_child(prefix, "python.exe") is not None or find_path(prefix, "Lib", "site-packages") is not None
@@ -454,7 +479,7 @@ def load_environment(
         conda_records=records,
         distributions=dists,
         leftovers=leftovers,
-        problems=meta_problems + dist_problems,
+        problems=meta_problems + dist_problems + _refused_path_files(prefix, sites),
         is_active=is_active,
         manager=manager,
         path_file=kind.path_file if kind is not None else None,

@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.records import Record
 
 TYPE_CHECKING = False
@@ -65,7 +66,7 @@ class HostFacts(Record):
             return None
         for name in ("System32", "system32", "SYSTEM32"):
             candidate = self.system_root / name
-            if candidate.is_dir():
+            if fs.is_dir(candidate):
                 return candidate
         return self.system_root / "System32"
 
@@ -126,7 +127,7 @@ def wsl_system_root(prefix: Path) -> Path | None:
     if len(parts) >= 3 and parts[0] == "/" and parts[1] == "mnt" and len(parts[2]) == 1:
         for name in ("Windows", "WINDOWS", "windows"):
             candidate = Path("/", "mnt", parts[2], name)
-            if candidate.is_dir():
+            if fs.is_dir(candidate):
                 return candidate
     return None
 

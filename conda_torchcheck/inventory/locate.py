@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from conda_torchcheck.errors import TargetError
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.messages import translate
 
 
@@ -16,7 +17,7 @@ def _environments_txt(home: Path) -> list[Path]:
     out = []
     for candidate in (home / ".conda" / "environments.txt",):
         try:
-            for line in candidate.read_text(encoding="utf-8", errors="replace").splitlines():
+            for line in fs.read_text(candidate, fs.SMALL_LIMIT).splitlines():
                 line = line.strip()
                 if line and not line.startswith("#"):
                     out.append(Path(line))
@@ -38,15 +39,15 @@ def _conda_roots(environ: Mapping[str, str], home: Path) -> list[Path]:
         roots.append(prefix.parent.parent if prefix.parent.name == "envs" else prefix)
     # the installation this tool itself runs from (the conda plugin runs inside base or an env of it)
     here = Path(sys.prefix)
-    if here.parent.name == "envs" and (here.parent.parent / "conda-meta").is_dir():
+    if here.parent.name == "envs" and fs.is_dir(here.parent.parent / "conda-meta"):
         roots.append(here.parent.parent)
-    elif (here / "conda-meta").is_dir() and ((here / "envs").is_dir() or (here / "condabin").is_dir()):
+    elif fs.is_dir(here / "conda-meta") and (fs.is_dir(here / "envs") or fs.is_dir(here / "condabin")):
         roots.append(here)
     for name in ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".miniconda3"):
         roots.append(home / name)
     roots.append(home / ".local" / "share" / "mamba")
     for entry in _environments_txt(home):
-        if (entry / "condabin").is_dir() or (entry / "envs").is_dir():
+        if fs.is_dir(entry / "condabin") or fs.is_dir(entry / "envs"):
             roots.append(entry)
     seen: set[str] = set()
     unique = []
@@ -63,7 +64,7 @@ def _condarc_envs_dirs(paths: list[Path], environ: Mapping[str, str]) -> list[Pa
     out: list[Path] = []
     for rc in paths:
         try:
-            text = rc.read_text(encoding="utf-8", errors="replace")
+            text = fs.read_text(rc, fs.SMALL_LIMIT)
         except OSError:
             continue
         in_list = False
@@ -94,7 +95,7 @@ def _rc_path(item: str, environ: Mapping[str, str]) -> Path:
 
 
 def _condarc_files(environ: Mapping[str, str], home: Path, roots: list[Path]) -> list[Path]:
-    installed = [root for root in roots if (root / "conda-meta").is_dir()]
+    installed = [root for root in roots if fs.is_dir(root / "conda-meta")]
     files = [installed[0] / ".condarc"] if installed else []
     files += [home / ".config" / "conda" / ".condarc", home / ".conda" / ".condarc", home / ".condarc"]
     if environ.get("CONDARC"):
@@ -123,7 +124,7 @@ def resolve_name(name: str, environ: Mapping[str, str] | None = None, home: Path
     home = home or Path.home()
     if name in ("base", "root"):
         for root in _conda_roots(environ, home):
-            if (root / "conda-meta").is_dir():
+            if fs.is_dir(root / "conda-meta"):
                 return root
         raise TargetError(translate("cli.target.no_base"), hint=translate("cli.target.no_base_hint"))
     if "/" in name or "\\" in name or name in (".", ".."):
@@ -132,10 +133,10 @@ def resolve_name(name: str, environ: Mapping[str, str] | None = None, home: Path
         )
     for directory in envs_dirs(environ, home):
         candidate = directory / name
-        if (candidate / "conda-meta").is_dir():
+        if fs.is_dir(candidate / "conda-meta"):
             return candidate
     for entry in _environments_txt(home):
-        if entry.name == name and entry.is_dir():
+        if entry.name == name and fs.is_dir(entry):
             return entry
     raise TargetError(
         translate("cli.target.no_such_name", name=name),
@@ -172,9 +173,14 @@ def readable_folder(prefix: str | Path) -> Path:
         prefix = prefix.absolute()
     except OSError as exc:  # pragma: no cover - cwd vanished
         raise TargetError(translate("cli.target.cannot_resolve", prefix=str(prefix), error=str(exc))) from exc
-    if not prefix.exists():
-        raise TargetError(translate("cli.target.missing", prefix=str(prefix)))
-    if not prefix.is_dir():
+    try:
+        os.stat(prefix)
+    except FileNotFoundError:
+        raise TargetError(translate("cli.target.missing", prefix=str(prefix))) from None
+    except (OSError, ValueError) as exc:  # a folder on the way not searchable, a name too long, a NUL byte
+        detail = fs.describe(exc) if isinstance(exc, OSError) else "the path holds a NUL byte"
+        raise TargetError(translate("cli.target.unreadable", prefix=repr(str(prefix))[1:-1], error=detail)) from None
+    if not fs.is_dir(prefix):
         raise TargetError(translate("cli.target.not_dir", prefix=str(prefix)))
     try:
         os.listdir(prefix)
@@ -225,9 +231,9 @@ def known_envs(environ: Mapping[str, str] | None = None, home: Path | None = Non
     def add(prefix: Path, where: str) -> None:
         try:
             key = os.path.normcase(os.path.realpath(prefix))
-        except OSError:
+        except (OSError, ValueError):  # a NUL byte in an environments.txt line, a loop
             key = os.path.normcase(str(prefix))
-        if key not in seen and (prefix / "conda-meta").is_dir():
+        if key not in seen and fs.is_dir(prefix / "conda-meta"):
             seen.add(key)
             found.append((prefix, where))
 

@@ -169,7 +169,7 @@ class SiteDir:
 class Problem:
     """Something in the env that could not be read; turned into a TC9xx finding by the checks."""
 
-    kind: str  # "conda-meta-json", "conda-meta-fields", "dist-metadata", "unreadable"
+    kind: str  # "conda-meta-json", "conda-meta-fields", "dist-metadata", "unreadable", "path-file"
     path: Path
     detail: str
 

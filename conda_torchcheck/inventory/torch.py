@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
 
@@ -79,7 +80,7 @@ class TorchInfo:
 
 def read_version_py(package_dir: Path) -> VersionPy | None:
     try:
-        text = (package_dir / "version.py").read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(package_dir / "version.py", fs.SMALL_LIMIT)
     except OSError:
         return None
 
@@ -196,7 +197,7 @@ def find_torch(env: Environment) -> TorchInfo:
         if not site.active:
             continue
         candidate = find_child(site.path, "torch", case_insensitive=env.is_windows)
-        if candidate is not None and candidate.is_dir() and (candidate / "__init__.py").exists():
+        if candidate is not None and fs.is_dir(candidate) and fs.exists(candidate / "__init__.py"):
             package_dir = candidate
             break
     dist = None

@@ -14,6 +14,7 @@ import re
 import struct
 from pathlib import Path
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.records import Record
 
 CACHE_FILE = Path("/etc/ld.so.cache")
@@ -161,7 +162,7 @@ def parse_ldconfig_p(text: str, arch: str) -> LdCache:
 
 def read_host_cache(arch: str, path: Path = CACHE_FILE) -> LdCache:
     try:
-        data = path.read_bytes()
+        data = fs.read_bytes(path)
     except OSError as exc:
         return _ldconfig_fallback(arch, f"{path}: {exc.strerror or exc}")
     try:
@@ -259,7 +260,7 @@ def read_cpu_flags() -> frozenset[str]:
 def read_preload_file(path: Path = Path("/etc/ld.so.preload")) -> tuple[str, ...]:
     """``/etc/ld.so.preload``: libraries ld.so loads into every process (whitespace-separated)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(path, fs.SMALL_LIMIT)
     except OSError:
         return ()
     return tuple(w for line in text.splitlines() for w in line.split("#", 1)[0].split())

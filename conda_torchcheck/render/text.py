@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import textwrap
 import unicodedata
 from typing import Any
@@ -13,24 +14,34 @@ from conda_torchcheck.render.style import paint
 from conda_torchcheck.report import Report
 
 _STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
+#: where the terminal's width is not known (output to a file or a pipe)
 WIDTH = 100
+#: without -v: items shown of one evidence list, and consequences listed under their cause
+LIST_ITEMS = 2
+CONSEQUENCE_LINES = 4
+
+
+def width() -> int:
+    """The terminal's width (COLUMNS, then the terminal itself, else WIDTH), never narrower than 40."""
+    return max(40, shutil.get_terminal_size((WIDTH, 24)).columns)
 
 
 def wrap(text: str, indent: str) -> list[str]:
-    """Paragraphs of ``text`` wrapped at WIDTH terminal columns, each line starting with ``indent``.
+    """Paragraphs of ``text`` wrapped at the terminal's width, each line starting with ``indent``.
 
     Chinese (and other wide) characters take two columns and may break anywhere; textwrap counts them as
     one and breaks only at spaces, which made Chinese lines twice as wide as English ones.
     """
     lines: list[str] = []
+    columns = width()
     for para in text.splitlines() or [""]:
         if any(_wide(ch) for ch in para):
-            lines.extend(_wrap_wide(para, indent))
+            lines.extend(_wrap_wide(para, indent, columns))
             continue
         lines.extend(
             textwrap.wrap(
                 para,
-                WIDTH,
+                columns,
                 initial_indent=indent,
                 subsequent_indent=indent,
                 break_on_hyphens=False,
@@ -45,7 +56,7 @@ def _wide(ch: str) -> bool:
     return ord(ch) >= 0x1100 and unicodedata.east_asian_width(ch) in ("W", "F")
 
 
-def _wrap_wide(para: str, indent: str) -> list[str]:
+def _wrap_wide(para: str, indent: str, columns: int) -> list[str]:
     # tokens: each wide character alone (a break is allowed after it), narrow words whole
     tokens: list[str] = []
     for piece in re.findall(r"\s+|[^\s]+", para):
@@ -71,7 +82,7 @@ def _wrap_wide(para: str, indent: str) -> list[str]:
             if width > len(indent):
                 line, width = line + " ", width + 1
             continue
-        if width + size > WIDTH and width > len(indent):
+        if width + size > columns and width > len(indent):
             out.append(line.rstrip())
             line, width = indent, len(indent)
         line, width = line + token, width + size
@@ -84,17 +95,38 @@ def _scalar(value: Any) -> str:
     return "-" if value is None or value == [] else str(value)
 
 
-def _evidence_lines(value: Any, indent: str, depth: int = 0) -> list[str]:
+def _told(items: list[Any], told: str) -> bool:
+    """Every item of an evidence list already stands in the explanation (a search list printed once)."""
+    return bool(told) and all(isinstance(i, str) and i in told for i in items)
+
+
+def _evidence_lines(value: Any, indent: str, depth: int = 0, *, limit: int = 0, told: str = "") -> list[str]:
+    """``limit``: at most this many items of a list (0: all); ``told``: text already shown, whose lists are
+    not repeated."""
     lines: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
             if isinstance(item, (dict, list, tuple)) and item:
+                if limit and isinstance(item, (list, tuple)) and _told(list(item), told):
+                    continue
+                if (
+                    limit
+                    and isinstance(item, dict)
+                    and not any(isinstance(v, (dict, list, tuple)) for v in item.values())
+                ):
+                    lines.append(f"{indent}{key}: " + "; ".join(f"{k}: {_scalar(v)}" for k, v in item.items()))
+                    continue
                 lines.append(f"{indent}{key}:")
-                lines.extend(_evidence_lines(item, indent + "  ", depth + 1))
+                lines.extend(_evidence_lines(item, indent + "  ", depth + 1, limit=limit, told=told))
             else:
+                if limit and (
+                    item in (None, "-", "", []) or (isinstance(item, str) and len(item) > 20 and item in told)
+                ):
+                    continue  # without -v: nothing known, or already said in the explanation
                 lines.append(f"{indent}{key}: {_scalar(item)}")
     elif isinstance(value, (list, tuple)):
-        for item in value:
+        shown = value[:limit] if limit else value
+        for item in shown:
             if isinstance(item, dict):
                 first = True
                 for key, sub in item.items():
@@ -103,20 +135,70 @@ def _evidence_lines(value: Any, indent: str, depth: int = 0) -> list[str]:
                     first = False
             else:
                 lines.append(f"{indent}- {item}")
+        if len(shown) < len(value) and lines:
+            lines[-1] += f"  (+{len(value) - len(shown)} more)"
     else:
         lines.append(f"{indent}{value}")
     return lines
 
 
-def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int) -> list[str]:
+def _clip(text: str, columns: int) -> str:
+    return text if len(text) <= columns else text[: max(0, columns - 3)].rstrip() + "..."
+
+
+def render_plan(plan: Any, *, lang: str | None, color: bool, verbose: int) -> list[str]:
+    """The one fix plan: numbered steps with their commands, what each changes and how it was checked."""
+    lines = [paint(translate("report.plan", lang, count=len(plan.steps)), "bold", color)]
+    for n, step in enumerate(plan.steps, 1):
+        admin = f" ({translate('report.needs_admin', lang)})" if step.needs_admin else ""
+        also = f" ({translate('report.plan_also', lang, ids=', '.join(step.also_fixes))})" if step.also_fixes else ""
+        head = wrap(f"[{step.finding}]{also} {step.summary}{admin}", "     ")
+        lines.extend([f"  {n}. ".ljust(5) + head[0][5:], *head[1:]])
+        for command in step.commands:
+            lines.append("      " + paint(command, "green", color))
+        lines.extend(wrap(translate("report.plan_changes", lang, changes=step.changes), "     "))
+        v = step.verification
+        if v.status == "verified":
+            lines.extend(wrap(translate("report.plan_verified", lang, by=v.by or "?"), "     "))
+        elif v.status == "not verified":
+            lines.extend(wrap(translate("report.plan_not_verified", lang, reason=v.reason or "?"), "     "))
+    shown = plan.dropped if verbose else [d for d in plan.dropped if d.commands]
+    for d in shown:
+        command = "; ".join(d.commands)
+        text = translate("report.plan_dropped", lang, finding=d.finding, command=command, reason=d.reason)
+        lines.extend(wrap(text, "  "))
+    return lines
+
+
+def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int, fixes: bool = True) -> list[str]:
     sev = translate(f"severity.{f.severity.value}", lang)
     head = f"{paint(sev.upper(), _STYLE[f.severity], color)} {paint(f.id, 'bold', color)}  {f.title.render(lang)}"
     lines = [head]
-    lines.extend(wrap(f.explanation.render(lang), "    "))
+    explanation = f.explanation.render(lang)
+    lines.extend(wrap(explanation, "    "))
     if f.evidence:
         lines.append("    " + paint(translate("report.evidence", lang), "dim", color))
-        lines.extend(_evidence_lines(dict(f.to_dict(lang)["evidence"]), "      "))
-    for i, fix in enumerate(f.fixes, 1):
+        evidence = dict(f.to_dict(lang)["evidence"])
+        if verbose:
+            lines.extend(_evidence_lines(evidence, "      "))
+        else:
+            lines.extend(_evidence_lines(evidence, "      ", limit=LIST_ITEMS, told=explanation))
+    if f.consequences:
+        lines.append("    " + paint(translate("report.consequences", lang, count=len(f.consequences)), "dim", color))
+        if verbose:
+            for c in f.consequences:
+                # a consequence's own fixes treat a symptom: the cause's fixes (and the plan) are the way out
+                shown = render_finding(c, lang=lang, color=color, verbose=verbose, fixes=False)
+                lines.extend("      " + line for line in shown)
+        else:
+            columns = width()
+            for c in f.consequences[:CONSEQUENCE_LINES]:
+                sev = translate(f"severity.{c.severity.value}", lang)
+                lines.append(_clip(f"      {sev.upper()} {c.id}  {c.title.render(lang)}", columns))
+            if len(f.consequences) > CONSEQUENCE_LINES:
+                more = translate("report.more", lang, count=len(f.consequences) - CONSEQUENCE_LINES)
+                lines.append("      " + paint(more, "dim", color))
+    for i, fix in enumerate(f.fixes if fixes else (), 1):
         label = translate("report.fix", lang) if len(f.fixes) == 1 else f"{translate('report.fix', lang)} {i}"
         admin = f" ({translate('report.needs_admin', lang)})" if fix.needs_admin else ""
         lines.extend(wrap(f"{label}: {fix.summary.render(lang)}{admin}", "    "))
@@ -170,8 +252,13 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
         if not group:
             continue
         for f in group:
-            out.extend(render_finding(f, lang=lang, color=color, verbose=verbose))
+            # with a plan, the plan is the one place fixes are shown (each finding's own with -v)
+            fixes = report.plan is None or not report.plan.steps or bool(verbose)
+            out.extend(render_finding(f, lang=lang, color=color, verbose=verbose, fixes=fixes))
             out.append("")
+    if report.plan is not None and (report.plan.steps or report.plan.dropped):
+        out.extend(render_plan(report.plan, lang=lang, color=color, verbose=verbose))
+        out.append("")
     c = report.counts
     out.append(translate("report.summary", lang, errors=c["errors"], warnings=c["warnings"], info=c["info"]))
     return "\n".join(out) + "\n"

@@ -49,6 +49,8 @@ class _Renderer:
         self.hidden = 0
         self.lines: list[str] = []
         self.issues: dict[tuple[str, str], Any] = {}
+        self._outcomes: dict[str, Any] | None = None
+        self._blamed: Any = None
         for issue in getattr(graph, "issues", []) or []:
             self.issues[(str(issue.importer), issue.name.lower())] = issue
 
@@ -143,11 +145,15 @@ class _Renderer:
             self.render_module(target, child_prefix)
 
     def root_status(self, root) -> str:
-        outcomes = {str(o.path): o for o in getattr(self.graph, "outcomes", []) or []}
-        outcome = outcomes.get(str(root))
+        # the outcomes by path and the blamed one, computed once: per root they made a tree of 100,000 roots
+        # (every file of a torch/lib) quadratic
+        if self._outcomes is None:
+            self._outcomes = {str(o.path): o for o in getattr(self.graph, "outcomes", []) or []}
+            self._blamed = getattr(self.graph, "blamed", lambda: None)()
+        outcome = self._outcomes.get(str(root))
         if outcome is None:
             return ""
-        blamed = getattr(self.graph, "blamed", lambda: None)()
+        blamed = self._blamed
         if outcome.error is not None:
             text = paint(self.t("tree.outcome_error", code=outcome.error), "red", self.color)
             if blamed is outcome:

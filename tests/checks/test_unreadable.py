@@ -101,18 +101,29 @@ def test_record_fields_of_the_wrong_type_are_tolerated(make_env, capsys):
 
 
 def test_unreadable_record_by_permissions(make_env, capsys):
-    b = make_env()
-    record = b.prefix / "conda-meta" / "numpy-2.1.0-py311h0_0.json"
-    record.write_text("{}", encoding="utf-8")
-    record.chmod(0)
+    """As root (CI), in a child that runs as nobody (tests/hostile/harness.py), so the permissions apply."""
+    import shutil
+
+    from tests.envbuilder import EnvBuilder
+    from tests.hostile.harness import open_tree, run_cli, unprivileged_prefix
+
+    as_user = unprivileged_prefix()
+    root = open_tree()
     try:
-        if _root_can_read(record):
-            pytest.skip("running as a user that reads files without permission (root)")
-        code, doc = check_json(capsys, "-p", str(b.prefix))
+        b = EnvBuilder(root / "env")
+        record = b.prefix / "conda-meta" / "numpy-2.1.0-py311h0_0.json"
+        record.write_text("{}", encoding="utf-8")
+        record.chmod(0)
+        if as_user is None:
+            if _root_can_read(record):
+                pytest.skip("running as root with no way to drop the capability (setpriv)")
+            code, doc = check_json(capsys, "-p", str(b.prefix))
+        else:
+            doc = run_cli("check", "--json", "-p", str(b.prefix), target=b.prefix, as_user=as_user).doc
         f = _only(doc, "TC901")
         assert f["title"] == f"conda-meta cannot be read: {record}"
     finally:
-        record.chmod(0o644)
+        shutil.rmtree(root)
 
 
 def test_unreadable_record_as_any_user(make_env, capsys, monkeypatch):
@@ -120,14 +131,16 @@ def test_unreadable_record_as_any_user(make_env, capsys, monkeypatch):
     b = make_env()
     record = b.prefix / "conda-meta" / "numpy-2.1.0-py311h0_0.json"
     record.write_text("{}", encoding="utf-8")
-    real = Path.read_bytes
+    from conda_torchcheck.inventory import fs
 
-    def read_bytes(self):
-        if self == record:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    real = fs.read_bytes
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    def read_bytes(path, *args):  # every target file is read through the one bounded reader
+        if Path(path) == record:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(fs, "read_bytes", read_bytes)
     code, doc = check_json(capsys, "-p", str(b.prefix))
     f = _only(doc, "TC901")
     assert f["evidence"]["problem"] == "Permission denied"

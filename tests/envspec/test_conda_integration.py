@@ -91,11 +91,14 @@ def test_pre_command_strict_from_environment_variable(fake_conda, tmp_path, monk
 
 def test_pre_command_strict_lets_warnings_pass(fake_conda, tmp_path, capsys):
     f = tmp_path / "environment.yml"
-    f.write_text("channels: [conda-forge]\ndependencies: [python=3.12, pytorch=2.5.1=cuda*]\n")
+    f.write_text("channels: [conda-forge]\ndependencies: [python=3.12, pytorch]\n")
     fake_conda._argparse_args = NS(file=[str(f)])
     fake_conda.plugins = NS(torchcheck_strict=True)
     ci.pre_command("create")
-    assert "TC603" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "TC611" in err
+    # channel hygiene is an info note (issue 23): the hook, which shows what can break torch, leaves it out
+    assert "TC603" not in err
 
 
 def test_pre_command_quiet_for_good_files_and_other_commands(fake_conda, tmp_path, capsys):

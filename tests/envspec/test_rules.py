@@ -378,3 +378,106 @@ def test_pytorch_lts_channel_is_the_pytorch_builder():
     deps = ["python=3.9", "pytorch=1.8.2", "torchvision=0.9.2", "torchaudio=0.8.2", "cudatoolkit=11.1"]
     assert found(env(["pytorch-lts", "nvidia", "conda-forge", "nodefaults"], deps)) == {}
     assert "TC608" in found(env(["pytorch-lts", "nvidia"], ["pytorch=1.8.2", "torchvision=0.10.0"]))
+
+
+# TC615 --------------------------------------------------------------------------------------------------------
+PT_CF = ["pytorch", "nvidia", "conda-forge", "nodefaults"]
+
+
+def test_tc615_pytorch_channel_torch_with_mkl_left_open():
+    f = found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8"]))["TC615"]
+    assert f.severity.value == "warning"
+    assert f.evidence["torch"]["line"] == 8 and f.evidence["mkl"] is None
+    assert "TC615" in found(env(PT_CF, ["pytorch=2.2.1", "pytorch-cuda=12.1", "mkl>=2023"]))
+
+
+def test_tc615_not_when_mkl_is_capped_or_the_build_is_not_the_pytorch_channels():
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8", "mkl=2024.0"]))
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8", "mkl<2024.1"]))
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.5.1", "pytorch-cuda=12.4"]))  # its builds cap mkl
+    assert "TC615" not in found(env(PT_CF, ["pytorch=1.7.1", "cudatoolkit=11.0"]))  # not reported that far back
+    assert "TC615" not in found(env(CF, ["pytorch=2.1.0"]))  # conda-forge's torch
+    assert "TC615" not in found(env(["pytorch", "nvidia", "defaults"], ["pytorch=2.1.0", "pytorch-cuda=11.8"]))
+    assert "TC615" not in found(env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8", "vc14_runtime"]))  # Windows
+    assert "TC615" not in found("# for Windows\n" + env(PT_CF, ["pytorch=2.1.0", "pytorch-cuda=11.8"]))
+
+
+# TC616 --------------------------------------------------------------------------------------------------------
+def test_tc616_typo_default_and_no_missing_note_beside_it():
+    f = found(env(["pytorch", "default"], ["python=3.7.9", "pytorch=1.7.1"]))
+    assert f["TC616.typo"].evidence["channel"] == {"line": 4, "channel": "default"}
+    assert "defaults" in f["TC616.typo"].title.render()
+    assert "TC603.missing" not in f
+
+
+def test_tc616_single_colon_prefix():
+    f = found(env(PT_CF, ["pytorch:pytorch=2.4.*", "pyg:pytorch-scatter", "pytorch::torchvision"]))
+    tc616 = f["TC616.single_colon"]
+    assert [e["line"] for e in tc616.evidence["entries"]] == [8, 9]
+    assert "pytorch::pytorch=2.4.*" in tc616.fixes[0].summary.render()
+
+
+def test_tc616_not_for_valid_channels_and_prefixes():
+    f = found(env(["pytorch", "defaults", "https://conda.anaconda.org/pyg"], ["pytorch::pytorch=2.1.0"]))
+    assert not {"TC616.typo", "TC616.single_colon"} & set(f)
+
+
+# TC604 nvidia_build / TC607 unpinned_extra beside an exact torch (issue 23) -----------------------------------------
+def test_tc604_a_pinned_pytorch_channel_cuda_build_needs_nvidia():
+    f = found(env(["pytorch", "defaults"], ["pytorch=2.1.2=py3.11_cuda11.8_cudnn8.7.0_0"]))["TC604.nvidia_build"]
+    assert f.evidence["entry"]["line"] == 6 and not any(x.safe_automatic for x in f.fixes)
+    assert "TC604.nvidia_build" not in found(env(PT, ["pytorch=2.1.2=py3.11_cuda11.8_cudnn8.7.0_0"]))
+    assert "TC604.nvidia_build" not in found(env(["pytorch", "defaults"], ["pytorch=2.1.2=py3.11_cpu_0"]))
+    # before 1.13 the CUDA build took cudatoolkit, not pytorch-cuda
+    assert "TC604.nvidia_build" not in found(
+        env(["pytorch", "defaults"], ["pytorch=1.12.1=py3.9_cuda11.3_cudnn8.3.2_0"])
+    )
+
+
+def test_tc607_unpinned_torchvision_follows_an_exact_pip_torch():
+    pip = ["torch==2.4.0", "--extra-index-url https://download.pytorch.org/whl/cu124", "torchvision"]
+    assert "TC607.unpinned_extra" not in found(env(["defaults"], ["python=3.11", "pip"], pip))
+    pip = ["torch>=2.4", "--extra-index-url https://download.pytorch.org/whl/cu124", "torchvision"]
+    assert "TC607.unpinned_extra" in found(env(["defaults"], ["python=3.11", "pip"], pip))
+
+
+def test_tc607_pyg_extensions_without_their_wheel_page():
+    pip = ["torch==1.11.0", "torch-scatter==2.0.9", "torch-sparse==0.6.14"]
+    f = found(env(["conda-forge", "nodefaults"], ["python=3.9", "pip"], pip))["TC607.extension_page"]
+    assert f.severity.value == "error"
+    assert [e["line"] for e in f.evidence["entries"]] == [10, 11]
+    with_page = [*pip, "-f https://data.pyg.org/whl/torch-1.11.0+cu113.html"]
+    assert "TC607.extension_page" not in found(env(["conda-forge", "nodefaults"], ["python=3.9", "pip"], with_page))
+
+
+# TC617 --------------------------------------------------------------------------------------------------------
+def test_tc617_a_gpu_file_whose_pytorch_channel_torch_gets_the_cpu_build():
+    text = env(["pytorch", "conda-forge", "nodefaults"], ["python=3.10", "pytorch::pytorch==2.0.0", "cudnn"])
+    f = found(text)["TC617.pytorch_channel"]
+    assert f.severity.value == "error" and f.evidence["gpu_signal"] == "cudnn"
+    named = "name: detector-gpu\n" + env(["pytorch", "conda-forge"], ["pytorch::pytorch==2.0.0"]).split("\n", 1)[1]
+    assert "TC617.pytorch_channel" in found(named)
+
+
+def test_tc617_not_when_the_file_selects_or_does_not_want_cuda():
+    base = ["pytorch", "conda-forge", "nodefaults"]
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==2.0.0"]))  # nothing says GPU
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==2.0.0", "pytorch-cuda=11.8", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==2.0.0", "cpuonly", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env([*base, "nvidia"], ["pytorch==2.0.0", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env(base, ["pytorch==1.12.1", "cudnn"]))  # cudatoolkit era
+    # a CUDA 12 pytorch-cuda beside Anaconda's defaults (CUDA 12 libraries) could still solve a CUDA build
+    assert "TC617.pytorch_channel" not in found(env(["pytorch", "defaults"], ["pytorch==2.5.1", "cudnn"]))
+    assert "TC617.pytorch_channel" not in found(env(["pytorch", "conda-forge"], ["pytorch==2.5.1", "cudnn"]))
+
+
+def test_tc617_pypi_torch_in_a_windows_gpu_file_is_the_cpu_build():
+    deps = ["python=3.10", "vc14_runtime", "cudnn", "pip"]
+    f = found(env(["conda-forge", "nodefaults"], deps, ["torch==2.3.0"]))["TC617.pypi_windows"]
+    assert f.evidence["entry"]["line"] == 11
+    indexed = ["--extra-index-url https://download.pytorch.org/whl/cu121", "torch==2.3.0"]
+    assert "TC617.pypi_windows" not in found(env(["conda-forge", "nodefaults"], deps, indexed))
+    linux = ["python=3.10", "cudnn", "pip"]  # PyPI's Linux torch is the CUDA build
+    assert "TC617.pypi_windows" not in found(env(["conda-forge", "nodefaults"], linux, ["torch==2.3.0"]))
+    cpu = ["python=3.10", "vc14_runtime", "pip"]  # nothing says GPU
+    assert "TC617.pypi_windows" not in found(env(["conda-forge", "nodefaults"], cpu, ["torch==2.3.0"]))

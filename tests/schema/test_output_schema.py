@@ -51,6 +51,7 @@ CASES = {
     "report, errors": lambda e: ["check", "-p", str(e["broken"]), "--json"],
     "report, no torch": lambda e: ["check", "-p", str(e["no_torch"]), "--json"],
     "report, format json": lambda e: ["check", "-p", str(e["broken"]), "--format", "json", "--lang", "zh_CN"],
+    "repair, dry run": lambda e: ["repair", "-p", str(e["broken"]), "--dry-run", "--json"],
     "fleet": lambda e: ["check", "--all-envs", "-p", str(e["broken"]), "--json"],
     "tree, windows env": lambda e: ["tree", "-p", str(e["healthy_win"]), "--json"],
     "tree, ELF file": lambda e: ["tree", shutil.which("ls") or "/bin/ls", "--json"],

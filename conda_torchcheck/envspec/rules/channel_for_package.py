@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import cuda_libraries_from_base
+from conda_torchcheck.envspec.intent import cuda_libraries_from_base, facts
+from conda_torchcheck.envspec.matchspec import version_key
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, channels_ev, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -54,6 +56,43 @@ def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
             evidence=ev(ctx, entry=at(pc), channels=channels_ev(ctx)),
             fixes=[ctx.rewrite_fix("TC604.nvidia.fix")],
         )
+        return
+    torch = i.deps.get("pytorch")
+    cuda = _implied_pytorch_cuda(torch.spec.build if torch is not None and torch.spec is not None else None)
+    if (
+        torch is not None
+        and pc is None
+        and cuda is not None
+        and i.torch_channel == "pytorch"
+        and _at_least(i.torch_version, facts()["pytorch_channel"]["pytorch_cuda_from"])
+        and not _has_channel(ctx, "nvidia")
+        and not cuda_libraries_from_base(ctx.file)
+    ):
+        # the pinned CUDA build itself depends on pytorch-cuda (from 1.13), and that on nvidia's CUDA packages;
+        # the channel list is the user's edit (the rewrite adds nvidia only for a pytorch-cuda entry)
+        yield finding(
+            "TC604",
+            Severity.ERROR,
+            variant="nvidia_build",
+            evidence=ev(ctx, entry=at(torch), channels=channels_ev(ctx)),
+            fixes=[Fix("file", msg("TC604.nvidia.fix"))],
+            entry=torch.text,
+            cuda=cuda,
+        )
+
+
+_CUDA_BUILD = re.compile(r"^py[23][.\d]*_cuda(\d+\.\d+)_")
+
+
+def _implied_pytorch_cuda(build: str | None) -> str | None:
+    """``py3.11_cuda11.8_cudnn8.7.0_0`` → ``11.8``: the pytorch channel's CUDA build of torch."""
+    m = _CUDA_BUILD.match((build or "").lower())
+    return m.group(1) if m else None
+
+
+def _at_least(version: str | None, first: str) -> bool:
+    have, base = version_key(".".join((version or "").split(".")[:2])), version_key(first)
+    return bool(have is not None and base is not None and have >= base)
 
 
 RULE = Rule.declared(__name__, channel_for_package)

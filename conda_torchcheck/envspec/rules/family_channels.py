@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conda_torchcheck.builders import builder_of
-from conda_torchcheck.envspec.intent import PYTORCH_PUBLISHERS, build_builder
+from conda_torchcheck.envspec.intent import PYTORCH_PUBLISHERS, build_builder, pure_python_companion
 from conda_torchcheck.envspec.parse import CondaDep
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
@@ -20,14 +20,22 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
     by_order = next((c for c in ctx.file.channel_names if c in PYTORCH_PUBLISHERS), None)
     mixed: list[tuple[str, CondaDep, str]] = []
     by_build: list[CondaDep] = []
+    reverse: list[CondaDep] = []
     if torch_builder is not None:
         for name in ("torchvision", "torchaudio", "libtorch"):
             dep = i.deps.get(name)
             if dep is None or dep.spec is None:
                 continue
+            if pure_python_companion(name, dep.spec.exact or dep.spec.minor):
+                continue  # torchvision < 0.3 has no compiled code: no builder's libtorch to mismatch
             built = build_builder(dep.spec.build)
             # a torch pinned to a hashed build is itself conda-forge's/Anaconda's, whatever the order says
             torch_built = build_builder(torch_dep.spec.build) if torch_dep is not None and torch_dep.spec else None
+            if dep.spec.channel_name is None and torch_built == "base" and built == "pytorch":
+                # the reverse: Anaconda's/conda-forge's torch (`cpu_py310h4f03144_0`) beside the pytorch channel's
+                # companion build (`py310_cpu`): each build string names its own builder
+                reverse.append(dep)
+                continue
             if (
                 dep.spec.channel_name is None
                 # the file takes (or, with pytorch-cuda/cpuonly, asks for) the pytorch channel's torch
@@ -90,6 +98,18 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                 fixes=[Fix("file", msg("TC612.build.fix", package=packages, torch_channel=i.torch_channel))],
                 package=packages,
                 torch_channel=i.torch_channel,
+            )
+        if reverse and torch_dep is not None:
+            packages = ", ".join(d.text for d in reverse)
+            yield finding(
+                "TC612",
+                Severity.ERROR,
+                variant="pytorch_build",
+                evidence=ev(ctx, torch=at(torch_dep), others=[at(d) for d in reverse]),
+                # which of the two builders to keep is the user's call: both pins are exact builds
+                fixes=[Fix("file", msg("TC612.pytorch_build.fix", package=packages, torch=torch_dep.text))],
+                package=packages,
+                torch=torch_dep.text,
             )
     # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"
     names = list(ctx.file.channel_names)

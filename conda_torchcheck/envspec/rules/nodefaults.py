@@ -1,12 +1,14 @@
-"""TC603: nodefaults."""
+"""TC603: nodefaults — channel hygiene: one note per file, below every torch problem (info)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.intent import facts
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, channels_ev, ev
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, channels_ev, ev, wants_pytorch_channel
+from conda_torchcheck.envspec.rules.channel_names import typo_of
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
@@ -18,27 +20,32 @@ def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
     names = set(ctx.file.channel_names)
     defaults_like = names & set(facts()["defaults"]["names"])
     if "conda-forge" in names and defaults_like:
+        # `spec fix` drops defaults only where it moves the file to conda-forge; a file it keeps on the pytorch
+        # channel (pytorch-cuda, cpuonly) keeps its defaults, so the rewrite would not end the mix: not claimed
         yield finding(
             "TC603",
-            Severity.WARNING,
+            Severity.INFO,
             variant="mixed",
-            evidence=ev(ctx, channels=channels_ev(ctx)),
+            evidence=ev(ctx, channels=_channels_with_key(ctx)),
             fixes=[ctx.rewrite_fix("TC603.mixed.fix")]
-            if i.era == "conda-forge"
+            if i.era == "conda-forge" and not wants_pytorch_channel(i)
             else [Fix("file", msg("TC603.mixed.fix_manual"))],
         )
         return
     if "nodefaults" in names or defaults_like or i.era not in ("conda-forge", "pytorch", "pip"):
         return
+    if any(typo_of(n) for n in names):
+        return  # `default` for `defaults`: TC616 names the typo, which is what leaves the list without a base
+
     # nodefaults needs a base channel for python and the rest; with none listed the choice between Anaconda's
     # defaults (what the pytorch channel's builds were made with; Anaconda's terms apply) and conda-forge is
     # the user's: offered, never made silently
     has_base = "conda-forge" in names or i.era == "conda-forge"
     yield finding(
         "TC603",
-        Severity.WARNING,
+        Severity.INFO,
         variant="missing",
-        evidence=ev(ctx, channels=channels_ev(ctx)),
+        evidence=ev(ctx, channels=_channels_with_key(ctx)),
         fixes=[ctx.rewrite_fix("TC603.missing.fix")]
         if has_base
         else [
@@ -52,6 +59,21 @@ def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
             )
         ],
     )
+
+
+_CHANNELS_KEY = re.compile(r"^channels\s*:")
+
+
+def _channels_with_key(ctx: RuleContext) -> list[dict[str, object]]:
+    """The channel items, led by the ``channels:`` key's own line: the note is about the list as a whole."""
+    items = channels_ev(ctx)
+    first = min((c["line"] for c in items), default=None)
+    for number, line in enumerate(ctx.file.text.splitlines(), 1):
+        if first is not None and number > first:
+            break
+        if _CHANNELS_KEY.match(line):
+            return [{"line": number, "key": "channels"}, *items]
+    return items
 
 
 RULE = Rule.declared(__name__, nodefaults)

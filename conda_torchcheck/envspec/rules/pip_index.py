@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from conda_torchcheck.envspec.history import example_pin
 from conda_torchcheck.envspec.history import release as torch_release
-from conda_torchcheck.envspec.intent import Intent, facts
-from conda_torchcheck.envspec.matchspec import torch_index
+from conda_torchcheck.envspec.intent import Intent, facts, facts_stable_abi
+from conda_torchcheck.envspec.matchspec import torch_index, version_key
+from conda_torchcheck.envspec.parse import PipItem
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -19,6 +20,7 @@ def _carried(name: str) -> bool:
 
 
 def pip_index(ctx: RuleContext) -> Iterator[Finding]:
+    yield from _extensions_without_their_page(ctx)
     i = ctx.intent
     if not i.pip:
         return
@@ -131,7 +133,11 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
         extra = main_index[:1]  # the torch index is the main one, PyPI an extra: the same race for the version
     if extra and (not main_index or other_extra):
         # an exact pin is enough: pip prefers 2.5.1+cu124 over PyPI's 2.5.1 for ==2.5.1 (local versions sort higher)
-        loose = [item for item in i.pip.values() if not item.line.url and not item.line.exact]
+        loose = [
+            item
+            for item in i.pip.values()
+            if not item.line.url and not item.line.exact and not _follows_pinned_torch(i, item)
+        ]
         if loose:
             item, index = extra[0]
             yield finding(
@@ -217,6 +223,49 @@ def _range_not_offered(ctx: RuleContext, indexes) -> Iterator[Finding]:
 def _example(tag: str | None) -> str:
     """A pin that exists for ``tag`` (the newest release whose wheels carry it), for the fix text."""
     return (example_pin(tag) if tag else None) or f"torch==<version>+{tag}"
+
+
+def _follows_pinned_torch(i: Intent, item: PipItem) -> bool:
+    """An unpinned torchvision (or torchaudio before its stable-ABI releases) beside an exact pip torch: each of
+    its wheels requires one exact torch, so pip settles on the one built for that torch, and on the index's
+    +tag build of it (a local version sorts above PyPI's)."""
+    torch = i.pip.get("torch")
+    name = item.line.name
+    if torch is None or not torch.line.exact or name not in ("torchvision", "torchaudio"):
+        return False
+    if name == "torchaudio":
+        stable_from = facts_stable_abi()
+        have, stable = version_key(torch.line.exact.split("+", 1)[0]), version_key(stable_from or "")
+        if have is not None and stable is not None and have >= stable:
+            return False
+    return True
+
+
+def _extensions_without_their_page(ctx: RuleContext) -> Iterator[Finding]:
+    """torch-scatter & co. in the pip list with no find-links page (data.pyg.org) to take their wheels from: PyPI
+    has only their sources, whose setup imports torch, which pip's isolated build does not have."""
+    table = facts()["co_constraints"]
+    extensions = [
+        item
+        for item in ctx.file.pip_requirements()
+        if item.line.name in table["pip_torch_extensions"] and not item.line.url
+    ]
+    if not extensions:
+        return
+    hosts = tuple(table["find_links_hosts"])
+    for item in ctx.file.pip or ():
+        if item.line.kind == "option" and item.line.option in ("--find-links", "--index-url", "--extra-index-url"):
+            if any(h in (item.line.value or "") for h in hosts):
+                return
+    yield finding(
+        "TC607",
+        Severity.ERROR,
+        variant="extension_page",
+        evidence=ev(ctx, entries=[at(item) for item in extensions]),
+        # the page is named for one torch release and CUDA tag: which one is the user's (or TC608's) to say
+        fixes=[Fix("file", msg("TC607.extension_page.fix", torch=ctx.intent.torch_version or "<torch>"))],
+        packages=", ".join(item.line.name or item.text for item in extensions),
+    )
 
 
 RULE = Rule.declared(__name__, pip_index)

@@ -13,6 +13,7 @@ from pathlib import Path
 from conda_torchcheck.errors import TargetError
 from conda_torchcheck.hooks.activation import render
 from conda_torchcheck.hooks.activation.facts import ActivationFacts, facts_for
+from conda_torchcheck.inventory import fs
 
 ACTIVATE_D = ("etc", "conda", "activate.d")
 
@@ -75,17 +76,34 @@ class RemoveResult:
 def _require_conda_env(prefix: Path) -> None:
     from conda_torchcheck.messages import translate
 
-    if not prefix.is_dir():
+    if not fs.is_dir(prefix):
         raise TargetError(f"{prefix} does not exist")
-    if not (prefix / "conda-meta").is_dir():
+    if not fs.is_dir(prefix / "conda-meta"):
         raise TargetError(translate("activation_hooks.not_conda_env", prefix=str(prefix)))
 
 
 def _read(path: Path) -> bytes | None:
+    """A script's bytes; None when absent; b"" (never ours, so never overwritten or deleted) for anything
+    else of that name: a FIFO, a folder, a device link, an unreadable file."""
     try:
-        return path.read_bytes()
-    except OSError:
+        return fs.read_bytes(path, fs.SMALL_LIMIT)
+    except FileNotFoundError:
         return None
+    except OSError:
+        return b"" if fs.exists(path) or fs.is_symlink(path) else None
+
+
+def _inside(prefix: Path, directory: Path) -> None:
+    """TargetError when ``directory`` (links resolved) is not inside ``prefix``: an ``activate.d`` that is a
+    link out of the env must not get scripts written, or deleted, where it points."""
+    real_prefix = os.path.realpath(prefix)
+    real = os.path.realpath(directory)
+    if os.path.commonpath([real_prefix, real]) != real_prefix:
+        raise TargetError(f"{directory} leads out of the environment (to {real}); nothing was written there")
+
+
+def _writing(what: Path, exc: OSError) -> TargetError:
+    return TargetError(f"cannot write {what}: {fs.describe(exc)}")
 
 
 def current_facts(prefix: Path) -> ActivationFacts:
@@ -135,12 +153,20 @@ def status(prefix: Path, facts: ActivationFacts | None = None) -> HooksStatus:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp-torchcheck")
-    tmp.write_bytes(data)
+    if fs.is_symlink(tmp) or fs.exists(tmp):
+        tmp.unlink()  # a leftover (or a planted link): never written through
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(tmp, flags, 0o644)
     try:
-        os.chmod(tmp, 0o644)
-    except OSError:
-        pass
-    os.replace(tmp, path)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
 
 
 def install(prefix: Path, *, only_if_changed: bool = False, facts: ActivationFacts | None = None) -> InstallResult:
@@ -160,17 +186,25 @@ def install(prefix: Path, *, only_if_changed: bool = False, facts: ActivationFac
         created = tuple(
             "/".join(ACTIVATE_D[:i])
             for i in range(len(ACTIVATE_D), 0, -1)
-            if not prefix.joinpath(*ACTIVATE_D[:i]).exists()
+            if not fs.exists(prefix.joinpath(*ACTIVATE_D[:i]))
         )
     result = InstallResult(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    _inside(prefix, directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _writing(directory, exc) from None
+    _inside(prefix, directory)  # created through a link that appeared meanwhile
     expected = render.extensions_for(facts.os)
     for ext in render.ALL_EXTENSIONS:
         name = render.filename(ext)
         path = directory / name
         if ext not in expected:
             if name in existing:
-                path.unlink()
+                try:
+                    path.unlink()
+                except OSError as exc:
+                    raise _writing(path, exc) from None
                 result.removed.append(name)
             continue
         data = render.render(ext, facts, created)
@@ -180,27 +214,36 @@ def install(prefix: Path, *, only_if_changed: bool = False, facts: ActivationFac
         if existing.get(name) == data:
             result.unchanged.append(name)
             continue
-        _write_atomic(path, data)
+        try:
+            _write_atomic(path, data)
+        except OSError as exc:
+            raise _writing(path, exc) from None
         result.written.append(name)
     return result
 
 
 def remove(prefix: Path) -> RemoveResult:
     prefix = Path(prefix)
-    if not prefix.is_dir():
+    if not fs.is_dir(prefix):
         raise TargetError(f"{prefix} does not exist")
     directory = activate_dir(prefix)
     result = RemoveResult(directory)
+    if not fs.is_dir(directory):
+        return result
+    _inside(prefix, directory)
     created: set[str] = set()
-    for name, data in _existing(directory).items():
-        if render.read_header(data) is None:
-            continue  # not ours: never delete
-        created.update(render.created_dirs(data))
-        (directory / name).unlink()
-        result.removed.append(name)
-    for leftover in directory.glob(render.STEM + ".*.tmp-torchcheck") if directory.is_dir() else ():
-        leftover.unlink()
-        result.removed.append(leftover.name)
+    try:
+        for name, data in _existing(directory).items():
+            if render.read_header(data) is None:
+                continue  # not ours: never delete
+            created.update(render.created_dirs(data))
+            (directory / name).unlink()
+            result.removed.append(name)
+        for leftover in directory.glob(render.STEM + ".*.tmp-torchcheck"):
+            leftover.unlink()
+            result.removed.append(leftover.name)
+    except OSError as exc:
+        raise TargetError(f"cannot remove from {directory}: {fs.describe(exc)}") from None
     # deepest first; only folders install created, only when empty
     for rel in sorted(created, key=lambda r: r.count("/"), reverse=True):
         if rel not in ("/".join(ACTIVATE_D[:i]) for i in range(1, len(ACTIVATE_D) + 1)):

@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, SearchPlace
 from conda_torchcheck.loader.linux.engine import LdSo, LinuxLoad, LoadStep, _new_graph
 from conda_torchcheck.loader.linux.search import GROUP_C, GROUP_GLOBAL_DEPS, STEP_LOADED, STEP_PATH, search_context
@@ -64,7 +65,7 @@ _OPTIONAL = r"""_preload_cuda_lib\(\s*["'](\w+)["']\s*,\s*["'](lib[^"']+)["']\s*
 def torch_load_plan(package_dir: Path, python_tag: str | None, host: Any = None) -> TorchLoadPlan:
     """Read the CUDA preload list and flags from the installed ``torch/__init__.py`` (never executing it)."""
     try:
-        text = (package_dir / "__init__.py").read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(package_dir / "__init__.py", fs.SMALL_LIMIT)
     except OSError:
         text = ""
     cuda_libs: list[tuple[str, str]] = []

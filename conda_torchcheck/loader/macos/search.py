@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.records import Record
 
 TYPE_CHECKING = False
@@ -55,7 +56,7 @@ def read_system_version(root: Path) -> str | None:
     import plistlib
 
     try:
-        with open(root / _table()["macos"]["system_version_plist"], "rb") as fh:
+        with fs.open_binary(root / _table()["macos"]["system_version_plist"]) as fh:
             data = plistlib.load(fh)
     except (OSError, ValueError, plistlib.InvalidFileException):
         return None

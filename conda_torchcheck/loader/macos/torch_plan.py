@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.loader.graph import LoadGraph, SearchPlace
 from conda_torchcheck.loader.macos.engine import Dyld, LoadStep, MacLoad, _new_graph
 from conda_torchcheck.loader.macos.search import GROUP_C, GROUP_GLOBAL_DEPS, STEP_FILE_PATH, search_context
@@ -49,7 +50,7 @@ def find_c_module(package_dir: Path, python_tag: str | None) -> Path | None:
 def torch_load_plan(package_dir: Path, python_tag: str | None) -> TorchLoadPlan:
     """Read from the installed ``torch/__init__.py`` whether it loads libtorch_global_deps (never executing it)."""
     try:
-        text = (package_dir / "__init__.py").read_text(encoding="utf-8", errors="replace")
+        text = fs.read_text(package_dir / "__init__.py", fs.SMALL_LIMIT)
     except OSError:
         text = ""
     uses_global_deps = "_load_global_deps" in text or not text

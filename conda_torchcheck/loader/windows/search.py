@@ -301,12 +301,10 @@ def _python_channel(env) -> str | None:
         base = local_path(env.base_prefix)
         meta = fs.find_child(base, "conda-meta") if base is not None else None
         if meta is not None:
-            import json
-
             for name, entry in sorted(fs.listing(meta).items()):
                 if re.fullmatch(r"python-3[\d.]+-[^-]+\.json", name):
                     try:
-                        data = json.loads(entry.read_text(encoding="utf-8"))
+                        data = fs.parse_json(fs.read_text(entry, errors="strict"))
                     except (OSError, ValueError):
                         return "conda"
                     channel = str(data.get("channel", ""))

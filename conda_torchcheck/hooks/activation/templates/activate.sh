@@ -12,13 +12,23 @@ case $_ctc_p in
 *)
 case ":${PATH-}:" in
 *":$_ctc_p/bin:"* | *":$_ctc_p/bin/:"*)
-  _ctc_rest=${PATH-}:
-  while [ -n "$_ctc_rest" ]; do
-    _ctc_d=${_ctc_rest%%:*}
-    _ctc_rest=${_ctc_rest#*:}
+  _ctc_rest=${PATH-}
+  # split on ":" in one pass: cutting the string from the front each time is quadratic in its length
+  if [ -n "${IFS+x}" ]; then _ctc_hadifs=1; _ctc_ifs=$IFS; else _ctc_hadifs=; fi
+  _ctc_opts=
+  if [ -n "${ZSH_VERSION-}" ]; then
+    if [[ -o shwordsplit ]]; then :; else _ctc_opts=w; setopt shwordsplit; fi
+    if [[ -o noglob ]]; then :; else _ctc_opts=${_ctc_opts}g; setopt noglob; fi
+  else
+    _ctc_rest=$_ctc_rest:
+    case $- in *f*) ;; *) _ctc_opts=f; set -f ;; esac
+  fi
+  IFS=:
+  for _ctc_d in $_ctc_rest; do
+    if [ -n "$_ctc_hadifs" ]; then IFS=$_ctc_ifs; else unset IFS; fi
     if [ "$_ctc_d" != "/" ]; then _ctc_d=${_ctc_d%/}; fi
     if [ "$_ctc_d" = "$_ctc_p/bin" ]; then
-      _ctc_rest=
+      break
     elif [ -n "$_ctc_d" ] && [ "${_ctc_d##*/}" != "condabin" ]; then
       if [ -d "$_ctc_d/../conda-meta" ]; then
         @@MSG TC801.line.env@@
@@ -27,6 +37,10 @@ case ":${PATH-}:" in
       fi
     fi
   done
+  if [ -n "$_ctc_hadifs" ]; then IFS=$_ctc_ifs; else unset IFS; fi
+  case $_ctc_opts in *w*) unsetopt shwordsplit ;; esac
+  case $_ctc_opts in *g*) unsetopt noglob ;; esac
+  case $_ctc_opts in *f*) set +f ;; esac
   ;;
 *)
   _ctc_d=$_ctc_p/bin
@@ -39,10 +53,20 @@ esac
 #@@BEGIN ld_library_path@@
 # TC804: LD_LIBRARY_PATH folders holding CUDA/NCCL/torch libraries that torch would otherwise take from its own
 if [ -n "${LD_LIBRARY_PATH-}" ]; then
-_ctc_rest=$LD_LIBRARY_PATH:
-while [ -n "$_ctc_rest" ]; do
-  _ctc_d=${_ctc_rest%%:*}
-  _ctc_rest=${_ctc_rest#*:}
+_ctc_rest=$LD_LIBRARY_PATH
+# split on ":" in one pass: cutting the string from the front each time is quadratic in its length
+if [ -n "${IFS+x}" ]; then _ctc_hadifs=1; _ctc_ifs=$IFS; else _ctc_hadifs=; fi
+_ctc_opts=
+if [ -n "${ZSH_VERSION-}" ]; then
+  if [[ -o shwordsplit ]]; then :; else _ctc_opts=w; setopt shwordsplit; fi
+  if [[ -o noglob ]]; then :; else _ctc_opts=${_ctc_opts}g; setopt noglob; fi
+else
+  _ctc_rest=$_ctc_rest:
+  case $- in *f*) ;; *) _ctc_opts=f; set -f ;; esac
+fi
+IFS=:
+for _ctc_d in $_ctc_rest; do
+  if [ -n "$_ctc_hadifs" ]; then IFS=$_ctc_ifs; else unset IFS; fi
   if [ -z "$_ctc_d" ]; then _ctc_d=${PWD:-.}; fi
   if [ "$_ctc_d" != "/" ]; then _ctc_d=${_ctc_d%/}; fi
   _ctc_own=
@@ -64,6 +88,10 @@ while [ -n "$_ctc_rest" ]; do
     fi
   fi
 done
+if [ -n "$_ctc_hadifs" ]; then IFS=$_ctc_ifs; else unset IFS; fi
+case $_ctc_opts in *w*) unsetopt shwordsplit ;; esac
+case $_ctc_opts in *g*) unsetopt noglob ;; esac
+case $_ctc_opts in *f*) set +f ;; esac
 fi
 #@@END ld_library_path@@
 #@@BEGIN windows@@
@@ -83,6 +111,6 @@ if [ "${OS-}" = "Windows_NT" ]; then
   fi
 fi
 #@@END windows@@
-unset _ctc_lang _ctc_zh _ctc_p _ctc_rest _ctc_d _ctc_own _ctc_libs _ctc_count _ctc_n
+unset _ctc_lang _ctc_zh _ctc_p _ctc_rest _ctc_d _ctc_own _ctc_libs _ctc_count _ctc_n _ctc_ifs _ctc_hadifs _ctc_opts
 fi
 :
