@@ -101,7 +101,7 @@ def _torch_binaries(package_dir: Path) -> list[Path]:
     found = [package_dir / n for n in _compiled_c_modules(package_dir)]
     lib = package_dir / "lib"
     names = ("libtorch_python.so", "libtorch_python.dylib", "torch_python.dll")
-    found += [lib / n for n in names if (lib / n).is_file()]
+    found += [lib / n for n in names if fs.is_file(lib / n)]
     return found
 
 
@@ -262,7 +262,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             if not m or (int(m.group(1)), int(m.group(2))) == mm:
                 continue
             stranded = env.prefix / lib / name / "site-packages" / "torch"
-            if (stranded / "__init__.py").exists():
+            if fs.exists(stranded / "__init__.py"):
                 py = f"{m.group(1)}.{m.group(2)}{m.group(3)}"
                 dist = next(iter(sorted(stranded.parent.glob("torch-*.dist-info"))), None)
                 yield finding(
