@@ -270,7 +270,7 @@ _HEAD_FILES = {
     "report": "core.toml",
     "severity": "core.toml",
     "fleet": "core.toml",
-    "tree": "tc3_windows.toml",
+    "tree": "tree.toml",
     "win": "tc3_windows.toml",
     "envspec": "tc6_envspec.toml",
     "explain": "tc7_explain.toml",
@@ -303,9 +303,10 @@ def lookup(key: str) -> dict[str, str] | None:
 
 
 def placeholders(template: str) -> set[str]:
-    import string  # not at module level: start-up time
+    # what string.Formatter().parse calls: importing string compiles Template's pattern (start-up time)
+    from _string import formatter_parser
 
-    return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
+    return {name.split(".")[0].split("[")[0] for _, name, _, _ in formatter_parser(template) if name}
 
 
 def _articles(template: str, rendered: dict[str, Any]) -> str:
