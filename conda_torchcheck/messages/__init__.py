@@ -18,6 +18,8 @@ import os
 import re
 from pathlib import Path
 
+from conda_torchcheck.lazy_re import LazyPattern
+
 # This module is on the start-up path of every command (``tree`` must start in well under 100 ms): it imports
 # neither typing, dataclasses, string nor tomllib. Annotations are strings; the TOML parser is loaded only for a
 # catalog file the fast reader below does not understand.
@@ -106,7 +108,7 @@ def _read_text(name: str) -> str:
 
 # a top-level table header ``[TC301]`` / ``[report]`` or a top-level dotted key ``cli.x.en = ...`` at the start
 # of a line; scanned in "\n" + text, since a pattern that starts with "\n" is searched many times faster than "^"
-_TOP_LEVEL = re.compile(r"\n\s*(?:\[\s*\"?([A-Za-z0-9_-]+)|([A-Za-z0-9_-]+)\s*[.=])")
+_TOP_LEVEL = LazyPattern(r"\n\s*(?:\[\s*\"?([A-Za-z0-9_-]+)|([A-Za-z0-9_-]+)\s*[.=])")
 
 
 @functools.cache
