@@ -30,6 +30,7 @@ from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Environment
 from conda_torchcheck.knowledge import known_torch_minors, torch_release
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
 _BUILT_FOR = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)m?[-.]")
@@ -105,7 +106,7 @@ def _torch_binaries(package_dir: Path) -> list[Path]:
     return found
 
 
-_PYTHON_DLL = re.compile(r"^python3\d*\.dll$", re.IGNORECASE)
+_PYTHON_DLL = LazyPattern(r"^python3\d*\.dll$", re.IGNORECASE)
 
 
 def _undefined_names(path: Path) -> set[str]:
