@@ -741,7 +741,11 @@ FINDINGS: tuple[FindingSpec, ...] = (
     FindingSpec("TC810", WARNING, "activation_hooks", "the activation checks in this environment are out of date"),
     FindingSpec("TC901", WARNING, "unreadable", "a conda-meta record cannot be read", variants=("unreadable",)),
     FindingSpec(
-        "TC902", WARNING, "unreadable", "package metadata or an import-path folder cannot be read", variants=("folder",)
+        "TC902",
+        WARNING,
+        "unreadable",
+        "package metadata or an import-path folder cannot be read",
+        variants=("folder", "path_file"),
     ),
     FindingSpec("TC903", ERROR, ("win_missing", "linux_loading"), "a binary cannot be read"),
     FindingSpec("TC909", WARNING, "runner", "a value in the environment that a check cannot use stopped it early"),

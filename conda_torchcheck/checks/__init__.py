@@ -8,7 +8,6 @@ the value it could not use (TC909); any other exception is a bug in the check (T
 from __future__ import annotations
 
 import importlib
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -98,6 +97,8 @@ BAD_INPUT: tuple[type[BaseException], ...] = (ValueError, OverflowError, Recursi
 
 def _stopped(check: Check, exc: BaseException, finding_id: str) -> Finding:
     """TC909 (bad input) or TC990 (internal error) for a check stopped by ``exc``: what it raised, and where."""
+    import traceback  # only for a check that stopped: it imports linecache, tokenize and textwrap
+
     tb = traceback.extract_tb(exc.__traceback__)
     where = f"{tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else "?"
     error = _short(f"{type(exc).__name__}: {exc}")

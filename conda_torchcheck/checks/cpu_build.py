@@ -14,6 +14,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.facts import builder, dist_variant, record_variant
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.knowledge import conda_channels, minor_of, parse_version, torch_release, torch_releases
 from conda_torchcheck.messages import msg
@@ -36,7 +37,7 @@ def driver_signal(ctx: CheckContext) -> str | None:
             return None
         if env.os == "linux" and host.live:
             for marker in LINUX_DRIVER_MARKERS:
-                if marker.exists():
+                if fs.exists(marker):
                     return str(marker)
         return None
 

@@ -29,11 +29,12 @@ from conda_torchcheck.knowledge.cuda import (
     family_minimums,
     gpu_capabilities,
 )
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
 #: the file-system root the driver is read from (tests point it at a fake tree)
 ROOT = Path("/")
-_DRIVER_RE = re.compile(r"(?<![\d.])(\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.])")
+_DRIVER_RE = LazyPattern(r"(?<![\d.])(\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.])")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.facts import torch_installs
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Distribution, Environment
 from conda_torchcheck.messages import msg
 
@@ -122,7 +123,7 @@ def _remove_copy(ctx: CheckContext, dists: list[Distribution]) -> list[str]:
     commands = []
     for site in dict.fromkeys(d.site for d in dists):
         package = site / "torch"
-        if package.is_dir():
+        if fs.is_dir(package):
             commands.append(remove_dir(ctx.env, package))
     commands += [remove_dir(ctx.env, d.metadata_dir) for d in dists]
     return commands

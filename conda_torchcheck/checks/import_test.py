@@ -34,6 +34,7 @@ from typing import Any
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.host import RUNNING_OS
 from conda_torchcheck.inventory.model import Environment, HostFacts
 from conda_torchcheck.messages import Text, msg
@@ -195,10 +196,10 @@ def run_import_test(env: Environment, host: HostFacts, timeout: float) -> Import
     if env.os != RUNNING_OS:
         return ImportTestResult("not-run", ran_at, timeout, reason=f"other-os:{env.os}:{RUNNING_OS}")
     python = env.python.executable
-    if python is None or not Path(python).exists():
+    if python is None or not fs.exists(Path(python)):
         return ImportTestResult("not-run", ran_at, timeout, reason="no-python")
     environ, mode = child_environment(env, host)
-    cwd = str(host.cwd) if host.cwd is not None and Path(host.cwd).is_dir() else None
+    cwd = str(host.cwd) if host.cwd is not None and fs.is_dir(Path(host.cwd)) else None
     command = (str(python), "-c", SCRIPT)
     shown = (str(python), "-c", "<import test script>")
     popen_kwargs: dict[str, Any] = {}

@@ -165,7 +165,7 @@ class ExtensionImport:
 def _torch_extensions(ctx: CheckContext) -> list[tuple[str, Path]]:
     """(package, .so) of every distribution that requires torch or whose modules link to torch's libraries."""
     from conda_torchcheck.binaries.elf import ElfFile, read_elf
-    from conda_torchcheck.inventory.dists import read_record_file
+    from conda_torchcheck.inventory.dists import record_paths
 
     out: list[tuple[str, Path]] = []
     torch_dir = ctx.torch.package_dir
@@ -173,7 +173,7 @@ def _torch_extensions(ctx: CheckContext) -> list[tuple[str, Path]]:
         if dist.name in ("torch", "triton") or dist.name.startswith("nvidia-") or not dist.has_record:
             continue
         requires_torch = any(_requirement_name(r) == "torch" for r in dist.requires)
-        for rel, _digest, _size in read_record_file(dist):
+        for rel in record_paths(dist):
             if not rel.endswith(".so") or rel.startswith(("torch/", "../")):
                 continue
             m = _EXTENSION.match(rel.rsplit("/", 1)[-1])

@@ -21,11 +21,12 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.cuda_driver import machine_root
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
 #: the first L4T release whose CUDA stack is SBSA (Jetson Thor, JetPack 7)
 SBSA_L4T = 38
-_RELEASE = re.compile(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*([\d.]+)")
+_RELEASE = LazyPattern(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*([\d.]+)")
 
 
 @dataclass(frozen=True)

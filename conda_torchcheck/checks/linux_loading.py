@@ -501,7 +501,7 @@ def _substituted(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
         name = dep.name
         if name in reported or name not in shipped or dep.resolution is None or dep.resolution.path is None:
             continue
-        if (lib_dir / name).exists() or _inside(dep.resolution.path, lib_dir):
+        if fs.exists(lib_dir / name) or _inside(dep.resolution.path, lib_dir):
             continue
         target = load.ldso.object_at(dep.resolution.path)
         if target is None or target.elf is None:

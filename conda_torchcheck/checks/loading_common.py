@@ -30,9 +30,9 @@ def torch_record_libs(ctx: CheckContext, is_library: Callable[[str], bool]) -> f
         names: set[str] = set()
         dist = ctx.torch.dist
         if dist is not None and dist.has_record:
-            from conda_torchcheck.inventory.dists import read_record_file
+            from conda_torchcheck.inventory.dists import record_paths
 
-            for path, _digest, _size in read_record_file(dist):
+            for path in record_paths(dist):
                 parts = path.replace("\\", "/").split("/")
                 if len(parts) == 3 and parts[0] == "torch" and parts[1] == "lib":
                     names.add(parts[2])

@@ -14,6 +14,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks import mac_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.loader import macos
 from conda_torchcheck.messages import msg
 
@@ -187,7 +188,7 @@ def _substituted(ctx: CheckContext, load: macos.MacLoad) -> Iterator[Finding]:
         if res is None or res.path is None or not dep.name.startswith("@rpath/"):
             continue
         library = dep.name.rsplit("/", 1)[-1]
-        if library in seen or not common.ships_with_torch(ctx, library) or not (pkg / "lib" / library).is_file():
+        if library in seen or not common.ships_with_torch(ctx, library) or not fs.is_file(pkg / "lib" / library):
             continue
         if not _inside(module.path, pkg) or _inside(res.path, pkg):
             continue

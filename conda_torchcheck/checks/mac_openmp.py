@@ -24,6 +24,7 @@ from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import mac_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.knowledge.macos import openmp_bundled, openmp_runtimes
 from conda_torchcheck.loader import macos
 from conda_torchcheck.messages import msg
@@ -36,7 +37,7 @@ def _runtime_files(ctx: CheckContext, names: frozenset[str]) -> list[Path]:
     out: list[Path] = []
     lib = ctx.env.prefix / "lib"
     for name in sorted(names):
-        if (lib / name).is_file():
+        if fs.is_file(lib / name):
             out.append(lib / name)
     for site in ctx.env.site_dirs:
         if not site.active:
@@ -48,7 +49,7 @@ def _runtime_files(ctx: CheckContext, names: frozenset[str]) -> list[Path]:
                 continue
             for folder in folders:
                 for name in sorted(names):
-                    if (folder / name).is_file():
+                    if fs.is_file(folder / name):
                         out.append(folder / name)
     return out
 

@@ -23,6 +23,7 @@ from packaging.version import Version
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.knowledge import macos as macos_knowledge
 from conda_torchcheck.knowledge import parse_version
 from conda_torchcheck.messages import msg
@@ -53,7 +54,7 @@ def apple_silicon_host(ctx: CheckContext) -> tuple[bool | None, str]:
     root = ctx.host.system_root
     if root is not None:
         files = macos_knowledge.mps().rosetta_files
-        found = next((f for f in files if (Path(root) / f).is_file()), None)
+        found = next((f for f in files if fs.is_file(Path(root) / f)), None)
         return (True, f"system-root: {found}") if found else (None, "unknown")
     if ctx.host.live and sys.platform == "darwin":
         import subprocess

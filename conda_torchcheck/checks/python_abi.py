@@ -30,6 +30,7 @@ from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Environment
 from conda_torchcheck.knowledge import known_torch_minors, torch_release
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
 _BUILT_FOR = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)m?[-.]")
@@ -101,11 +102,11 @@ def _torch_binaries(package_dir: Path) -> list[Path]:
     found = [package_dir / n for n in _compiled_c_modules(package_dir)]
     lib = package_dir / "lib"
     names = ("libtorch_python.so", "libtorch_python.dylib", "torch_python.dll")
-    found += [lib / n for n in names if (lib / n).is_file()]
+    found += [lib / n for n in names if fs.is_file(lib / n)]
     return found
 
 
-_PYTHON_DLL = re.compile(r"^python3\d*\.dll$", re.IGNORECASE)
+_PYTHON_DLL = LazyPattern(r"^python3\d*\.dll$", re.IGNORECASE)
 
 
 def _undefined_names(path: Path) -> set[str]:
@@ -262,7 +263,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             if not m or (int(m.group(1)), int(m.group(2))) == mm:
                 continue
             stranded = env.prefix / lib / name / "site-packages" / "torch"
-            if (stranded / "__init__.py").exists():
+            if fs.exists(stranded / "__init__.py"):
                 py = f"{m.group(1)}.{m.group(2)}{m.group(3)}"
                 dist = next(iter(sorted(stranded.parent.glob("torch-*.dist-info"))), None)
                 yield finding(

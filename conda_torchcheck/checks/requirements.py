@@ -16,6 +16,7 @@ from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.checks.facts import manager_of
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Distribution, Environment
 from conda_torchcheck.inventory.names import normalize
 from conda_torchcheck.knowledge.python_env import import_time_requirements, skipped_requirements
@@ -102,7 +103,7 @@ def unmet(env: Environment, dist: Distribution) -> list[tuple[str, str, str | No
 def module_on_path(env: Environment, module: str) -> bool:
     """A top-level module or package importable from the env's active import path (metadata or not)."""
     for site in env.site_dirs:
-        if site.active and ((site.path / f"{module}.py").exists() or (site.path / module / "__init__.py").exists()):
+        if site.active and (fs.exists(site.path / f"{module}.py") or fs.exists(site.path / module / "__init__.py")):
             return True
     return False
 

@@ -122,7 +122,7 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
             continue
         for rel in hits:
             path = Path(os.path.normpath(os.path.join(str(dist.site), rel)))
-            if _norm(path) in seen or graph.is_own(path) or not path.is_file():
+            if _norm(path) in seen or graph.is_own(path) or not fs.is_file(path):
                 continue
             seen.add(_norm(path))
             top = rel.replace("\\", "/").split("/", 1)[0]
@@ -158,7 +158,7 @@ def inventory(ctx: CheckContext, graph) -> list[Copy]:
             if not low.endswith(".dll") or low.rsplit("/", 1)[-1] not in names:
                 continue
             path = prefix / rel
-            if _norm(path) in seen or graph.is_own(path) or not path.is_file():
+            if _norm(path) in seen or graph.is_own(path) or not fs.is_file(path):
                 continue
             seen.add(_norm(path))
             folder = low.rsplit("/", 1)[0] if "/" in low else ""

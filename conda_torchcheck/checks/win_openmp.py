@@ -52,7 +52,7 @@ def copies_in_reach(ctx: CheckContext, graph) -> list[tuple[Path, str]]:
     if site is not None:
         # packages that ship their own copy and load it by full path (ctranslate2, some wheels' *.libs folders)
         for name, entry in fs.listing(site).items():
-            if name in ("torch",) or not entry.is_dir() or name.endswith((".dist-info", ".egg-info")):
+            if name in ("torch",) or not fs.is_dir(entry) or name.endswith((".dist-info", ".egg-info")):
                 continue
             add(fs.listing(entry).get(NAME), f"package folder {entry.name}")
     # deeper in a package (pkg\\bin, pkg\\Qt\\bin): from the packages' RECORDs, nothing is walked (issue 14).
@@ -66,7 +66,7 @@ def copies_in_reach(ctx: CheckContext, graph) -> list[tuple[Path, str]]:
             rel = row[0].replace("\\", "/")
             if rel.lower().endswith("/" + NAME) and not rel.startswith("../") and rel.count("/") >= 2:
                 path = Path(os.path.normpath(os.path.join(str(dist.site), rel)))
-                if path.is_file():
+                if fs.is_file(path):
                     add(path, f"package folder {rel.split('/', 1)[0]}")
     return found
 

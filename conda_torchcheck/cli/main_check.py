@@ -42,9 +42,15 @@ def configure_parser(parser: argparse.ArgumentParser, *, conda: bool = False) ->
     )
     parser.add_argument("--no-hashes", action="store_true", help="skip verifying torch's files against RECORD")
     parser.add_argument(
+        "--verify-plan",
+        action="store_true",
+        help="check the fix plan's pip steps with the env's own pip (`pip install --dry-run --report`: this runs the "
+        "env's python; without it those steps say 'not verified')",
+    )
+    parser.add_argument(
         "--no-resolver",
         action="store_true",
-        help="make the fix plan without asking pip's and conda's resolvers (its steps say 'not verified')",
+        help="make the fix plan without asking pip's or conda's resolvers (its steps say 'not verified')",
     )
     fleet = parser.add_argument_group("every environment")
     names = ("--all", "--all-envs") if conda else ("--all-envs",)
@@ -74,7 +80,13 @@ def build_report(args: argparse.Namespace):
         from conda_torchcheck.plan import PlanOptions, build_plan
 
         lang = getattr(args, "lang", None)
-        report.plan = build_plan(report, PlanOptions(verify=not getattr(args, "no_resolver", False), lang=lang))
+        # the env's own pip is the env's code: it runs only when asked (--verify-plan; `repair` asks, the user having
+        # asked to change the env); conda's solver is not the env's code and is asked unless --no-resolver
+        verify = not getattr(args, "no_resolver", False)
+        options = PlanOptions(
+            verify=verify, run_env_python=verify and bool(getattr(args, "verify_plan", False)), lang=lang
+        )
+        report.plan = build_plan(report, options)
     return report
 
 

@@ -217,6 +217,38 @@ def _record_rows(path: str, _mtime: int, _size: int) -> tuple[tuple[str, str, st
     return tuple(rows)
 
 
+def record_paths(dist: Distribution) -> tuple[str, ...]:
+    """The path field of each RECORD row, as :func:`record_rows` gives it, without parsing hashes or sizes.
+
+    The loading checks only ask which files a package has; hashes are read only by what verifies them.
+    """
+    try:
+        st = os.stat(dist.record_path)
+    except OSError:
+        return ()
+    return _record_paths(str(dist.record_path), st.st_mtime_ns, st.st_size)
+
+
+#: what sends a RECORD to the row parser: a quoted field (csv), or a line break other than "\\n" and "\\r\\n"
+#: (splitlines knows more); each looked for with ``in``, many times faster on a 1.5 MB RECORD than a character class
+_NOT_PLAIN = ('"', "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+@functools.lru_cache(maxsize=16)
+def _record_paths(path: str, mtime: int, size: int) -> tuple[str, ...]:
+    try:
+        with open(path, encoding="utf-8", newline="", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return ()
+    if "\r" in text:  # pip writes its RECORD through csv, "\r\n" after every row
+        text = text.replace("\r\n", "\n")
+    if any(c in text for c in _NOT_PLAIN):
+        return tuple(row[0] for row in _record_rows(path, mtime, size))
+    # only the path can hold commas: it is what is left of the line once the last two fields are cut off
+    return tuple(line.rsplit(",", 2)[0] for line in text.split("\n") if line)
+
+
 def read_record_file(dist: Distribution) -> list[tuple[str, str | None, int | None]]:
     """RECORD rows as (path relative to the site dir, sha256 in urlsafe-base64 or None, size or None)."""
     out = []

@@ -34,12 +34,13 @@ from conda_torchcheck.inventory.model import (
     SiteDir,
 )
 from conda_torchcheck.inventory.names import PLATFORMS
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import translate
 
 #: why an embedded Python reads neither PYTHONPATH nor the user site
 _ISOLATED = "an embedded Python's ._pth file sets isolated mode"
 _PYDIR = re.compile(r"^python(\d)\.(\d+)(t?)$")
-_PYDLL = re.compile(r"^python(\d)(\d+)(t?)\.dll$", re.IGNORECASE)
+_PYDLL = LazyPattern(r"^python(\d)(\d+)(t?)\.dll$", re.IGNORECASE)
 
 
 def detect_os(prefix: Path, records: tuple[CondaRecord, ...] | None = None) -> OS:

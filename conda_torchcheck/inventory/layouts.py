@@ -30,13 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conda_torchcheck.inventory.fs import find_child, listing
+from conda_torchcheck.lazy_re import LazyPattern
 
-_PTH_NAME = re.compile(r"^python(\d+)?\._pth$", re.IGNORECASE)
-_STORE_FOLDER = re.compile(r"^PythonSoftwareFoundation\.Python\.(3\.\d+)_", re.IGNORECASE)
-_STORE_IDENTITY = re.compile(r'<Identity\b[^>]*\bName="(PythonSoftwareFoundation\.Python\.3\.\d+)"', re.IGNORECASE)
+_PTH_NAME = LazyPattern(r"^python(\d+)?\._pth$", re.IGNORECASE)
+_STORE_FOLDER = LazyPattern(r"^PythonSoftwareFoundation\.Python\.(3\.\d+)_", re.IGNORECASE)
+_STORE_IDENTITY = LazyPattern(r'<Identity\b[^>]*\bName="(PythonSoftwareFoundation\.Python\.3\.\d+)"', re.IGNORECASE)
 _STORE_PUBLISHER_ID = "qbz5n2kfra8p0"  # the Python Software Foundation's publisher id in every package family name
-_UV_FOLDER = re.compile(r"^(cpython|pypy|graalpy)-(\d+\.\d+)[.\d]*[a-z0-9+]*-", re.IGNORECASE)
-_PYENV_VERSION = re.compile(r"^\d+\.\d+")
+_UV_FOLDER = LazyPattern(r"^(cpython|pypy|graalpy)-(\d+\.\d+)[.\d]*[a-z0-9+]*-", re.IGNORECASE)
+_PYENV_VERSION = LazyPattern(r"^\d+\.\d+")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ import os
 import re
 from pathlib import Path
 
+from conda_torchcheck.lazy_re import LazyPattern
+
 # This module is on the start-up path of every command (``tree`` must start in well under 100 ms): it imports
 # neither typing, dataclasses, string nor tomllib. Annotations are strings; the TOML parser is loaded only for a
 # catalog file the fast reader below does not understand.
@@ -106,7 +108,7 @@ def _read_text(name: str) -> str:
 
 # a top-level table header ``[TC301]`` / ``[report]`` or a top-level dotted key ``cli.x.en = ...`` at the start
 # of a line; scanned in "\n" + text, since a pattern that starts with "\n" is searched many times faster than "^"
-_TOP_LEVEL = re.compile(r"\n\s*(?:\[\s*\"?([A-Za-z0-9_-]+)|([A-Za-z0-9_-]+)\s*[.=])")
+_TOP_LEVEL = LazyPattern(r"\n\s*(?:\[\s*\"?([A-Za-z0-9_-]+)|([A-Za-z0-9_-]+)\s*[.=])")
 
 
 @functools.cache
@@ -270,7 +272,7 @@ _HEAD_FILES = {
     "report": "core.toml",
     "severity": "core.toml",
     "fleet": "core.toml",
-    "tree": "tc3_windows.toml",
+    "tree": "tree.toml",
     "win": "tc3_windows.toml",
     "envspec": "tc6_envspec.toml",
     "explain": "tc7_explain.toml",
@@ -303,9 +305,10 @@ def lookup(key: str) -> dict[str, str] | None:
 
 
 def placeholders(template: str) -> set[str]:
-    import string  # not at module level: start-up time
+    # what string.Formatter().parse calls: importing string compiles Template's pattern (start-up time)
+    from _string import formatter_parser
 
-    return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
+    return {name.split(".")[0].split("[")[0] for _, name, _, _ in formatter_parser(template) if name}
 
 
 def _articles(template: str, rendered: dict[str, Any]) -> str:

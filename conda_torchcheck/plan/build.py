@@ -39,6 +39,9 @@ _INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "--find-links", "-f"
 class PlanOptions:
     #: ask pip and conda (False: every pip and conda step says "not verified")
     verify: bool = True
+    #: pip's resolver is the env's own pip, i.e. the env's code: run it only where the user asked for that
+    #: (`check --verify-plan`, `repair`); otherwise pip steps say "not verified" and how to have them checked
+    run_env_python: bool = True
     #: pip steps use only these wheel folders (``--no-index --find-links``) instead of any index
     find_links: tuple[str, ...] = ()
     lang: str | None = None
@@ -53,7 +56,13 @@ def build_plan(report: Any, options: PlanOptions | None = None) -> Plan:
         installed["torch"] = torch_version
     python = _python(env)
     if options.verify:
-        pip = PipResolver(python, installed, live=report.host.live, target_os=env.os)
+        if options.run_env_python:
+            pip = PipResolver(python, installed, live=report.host.live, target_os=env.os)
+        else:
+            pip = PipResolver(None, installed, live=False, target_os=env.os)
+            pip.problem = (
+                "checking it runs the env's own pip: add --verify-plan, or run `conda-torchcheck repair --dry-run`"
+            )
         conda = CondaResolver(env.prefix, live=report.host.live)
     else:
         pip = PipResolver(None, installed, live=False, target_os=env.os)

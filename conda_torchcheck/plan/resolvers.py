@@ -41,6 +41,43 @@ _UNREACHABLE = (
 _HOST_OS = "windows" if sys.platform == "win32" else "darwin" if sys.platform == "darwin" else "linux"
 
 
+#: output kept from a resolver: its answer (a JSON report) is small; an endless writer must not fill memory
+_OUTPUT_LIMIT = 32 * 1024 * 1024
+
+
+def run_bounded(
+    argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``subprocess.run(capture_output=True, text=True)`` whose timeout is a real bound: the child gets a session of
+    its own, and at the timeout the whole session is killed and the pipes left as they are, even when a process it
+    started still holds them (a plain ``run`` would wait for that process). Raises ``subprocess.TimeoutExpired``."""
+    import signal
+
+    kwargs: dict[str, Any] = {"start_new_session": True} if sys.platform != "win32" else {}
+    proc = subprocess.Popen(
+        list(argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=dict(env) if env is not None else None,
+        **kwargs,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            if sys.platform != "win32":
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=2)
+        raise
+    text_out = out[-_OUTPUT_LIMIT:].decode("utf-8", "replace")
+    text_err = err[-_OUTPUT_LIMIT:].decode("utf-8", "replace")
+    return subprocess.CompletedProcess(list(argv), proc.returncode, text_out, text_err)
+
+
 def _child_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
     env.update({"PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"})
@@ -68,14 +105,7 @@ class PipResolver:
     def _probe(self) -> None:
         assert self.python is not None
         try:
-            proc = subprocess.run(
-                [str(self.python), "-m", "pip", "--version"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env=_child_env(),
-                stdin=subprocess.DEVNULL,
-            )
+            proc = run_bounded([str(self.python), "-m", "pip", "--version"], 60, _child_env())
         except (OSError, subprocess.SubprocessError) as exc:
             self.problem = f"the env's python does not run here ({type(exc).__name__}: {exc})"
             return
@@ -103,14 +133,7 @@ class PipResolver:
         argv = [str(self.python), "-m", "pip", "install", "--dry-run", "--report", "-", "--quiet", "--no-input"]
         argv += ["--only-binary=:all:", "--retries", "0", "--timeout", "15", *args]
         try:
-            proc = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                timeout=PIP_TIMEOUT,
-                env=_child_env(),
-                stdin=subprocess.DEVNULL,
-            )
+            proc = run_bounded(argv, PIP_TIMEOUT, _child_env())
         except subprocess.TimeoutExpired:
             return Verification("not verified", self.by, f"pip took longer than {PIP_TIMEOUT:.0f} s")
         except OSError as exc:
@@ -219,7 +242,12 @@ class CondaResolver:
         argv = [str(self.exe), "install", "--dry-run", "--json", "-y", "-p", str(self.prefix)]
         for channel in channels:
             argv += ["-c", channel]
-        proc = subprocess.run(argv + list(specs), capture_output=True, text=True, timeout=600)
+        try:
+            proc = run_bounded(argv + list(specs), 600)
+        except subprocess.TimeoutExpired:
+            return Verification("not verified", self.by, "conda took longer than 600 s")
+        except OSError as exc:
+            return Verification("not verified", self.by, f"{type(exc).__name__}: {exc}")
         try:
             doc: dict[str, Any] = json.loads(proc.stdout or "{}")
         except ValueError:

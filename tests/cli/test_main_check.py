@@ -322,3 +322,22 @@ def test_input_errors_follow_the_language(tmp_path, capsys):
     assert main(["-p", str(tmp_path / "missing"), "--lang", "zh_CN"]) == 2
     err = capsys.readouterr().err
     assert "不存在" in err and err.count("\n") == 1
+
+
+def test_check_never_runs_the_envs_python_for_its_plan(make_env, tmp_path, capsys):
+    """The plan's pip steps would be checked by the env's own pip, which is the env's code: `check` runs it only
+    with --verify-plan, and says how to have them checked."""
+    b = make_env(os="linux", layout="venv")
+    b.pip_torch("2.5.1")
+    b.dist("torchvision", "0.15.2")  # built for torch 2.0: TC104, fixed with pip
+    marker = tmp_path / "ran"
+    for name in ("python", "python3"):
+        exe = b.prefix / "bin" / name
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        exe.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n", encoding="utf-8")
+        exe.chmod(0o755)
+    code, out, _ = run(capsys, "check", "--json", "-p", str(b.prefix))
+    doc = json.loads(out)
+    assert not marker.exists()
+    pip_steps = [s for s in doc["plan"]["steps"] if "pip" in " ".join(s.get("commands", []))]
+    assert pip_steps and all("--verify-plan" in (s["verification"]["reason"] or "") for s in pip_steps)
