@@ -346,7 +346,7 @@ def _version_fixes(
         in_env = _inside(target.path, env.prefix)
         env_copy = [p for p, where in alternatives if where == "env lib"]
         if common.is_conda_env(ctx) and in_env:
-            spec = f"libstdcxx-ng>={_short(gcc)}" if gcc else "libstdcxx-ng"
+            spec = f"libstdcxx>={_short(gcc)}" if gcc else "libstdcxx"
             fixes.append(
                 Fix(
                     "conda",
@@ -367,7 +367,7 @@ def _version_fixes(
                 )
             )
         elif common.is_conda_env(ctx):
-            spec = f"libstdcxx-ng>={_short(gcc)}" if gcc else "libstdcxx-ng"
+            spec = f"libstdcxx>={_short(gcc)}" if gcc else "libstdcxx"
             preload = os.path.join(cmd.prefix_text(env), "lib", file)
             fixes.append(
                 Fix(

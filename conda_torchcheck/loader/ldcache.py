@@ -219,7 +219,7 @@ def system_layout(
     second (64-bit)."""
     triplet = MULTIARCH.get(arch)
     platform = {"x86": "i686", "ppc64": "powerpc64le"}.get(arch, arch)
-    if triplet and ((root / "lib" / triplet).is_dir() or (root / "usr" / "lib" / triplet).is_dir()):
+    if triplet and (fs.is_dir(root / "lib" / triplet) or fs.is_dir(root / "usr" / "lib" / triplet)):
         dirs = (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib", "/usr/lib")
         lib = f"lib/{triplet}"
         multiarch = True

@@ -187,7 +187,7 @@ def local_path(text: str | os.PathLike[str] | None, *, windows_host: bool | None
     if m is None:
         return Path(raw) if raw.startswith("/") else None
     mount = Path("/mnt") / m.group(1).lower()
-    if not mount.is_dir():
+    if not fs.is_dir(mount):
         return None
     rest = [p for p in re.split(r"[\\/]+", m.group(2)) if p]
     found = fs.find_path(mount, *rest) if rest else mount
@@ -201,7 +201,7 @@ def _lookup(directory: Path | None, name: str) -> Path | None:
     if hit is None:
         return None
     try:
-        return hit if hit.is_file() else None
+        return hit if fs.is_file(hit) else None
     except OSError:
         return None
 
@@ -329,8 +329,8 @@ def _interpreter(env) -> tuple[Path | None, Path | None, str]:
         if env.base_prefix is not None:
             base = local_path(env.base_prefix)
             shown = str(env.base_prefix)
-            exe = fs.find_child(base, "python.exe") if base is not None and base.is_dir() else None
-            return exe, base if base is not None and base.is_dir() else None, shown
+            exe = fs.find_child(base, "python.exe") if base is not None and fs.is_dir(base) else None
+            return exe, base if base is not None and fs.is_dir(base) else None, shown
         return None, None, "?"
     return fs.find_child(prefix, "python.exe"), prefix, str(prefix)
 
@@ -386,9 +386,9 @@ def process_model(ctx: LoaderContext, torch_info=None) -> ProcessModel:
         system_dir = host.system32
         if env.python.arch == "x86":  # a 32-bit process on 64-bit Windows sees SysWOW64 as its System32
             wow = fs.find_child(system_root, "SysWOW64")
-            if wow is not None and wow.is_dir():
+            if wow is not None and fs.is_dir(wow):
                 system_dir = wow
-        system_known = system_dir is not None and system_dir.is_dir()
+        system_known = system_dir is not None and fs.is_dir(system_dir)
     known = _known_dlls_live() if host.live else None
     path_value = host.get("PATH")
     path_known = host.live or path_value is not None
@@ -446,7 +446,7 @@ def _add_interpreter_dirs(model: ProcessModel, env, host) -> None:
     origin = f"{channel} python {env.python.version or ''}".strip()
     for rel in data["conda_folders"]:  # already in search order (most recently added first)
         folder = fs.find_path(base, *rel.split("\\"))
-        if folder is not None and folder.is_dir():  # AddDllDirectory fails for a missing folder
+        if folder is not None and fs.is_dir(folder):  # AddDllDirectory fails for a missing folder
             model.interpreter_dirs.append(Place(STEP_USER_DIR, folder, str(folder), origin))
     if mode == "path-mode":
         for i, (text, local) in enumerate(model.path_entries or (), 1):
@@ -475,7 +475,7 @@ def _add_torch_dirs(model: ProcessModel, env, host, torch_info) -> None:
         if path is None:
             return
         try:
-            exists = path.exists()
+            exists = fs.exists(path)
         except OSError:
             exists = False
         if exists and not any(_same(p.directory, path) for p in added):
