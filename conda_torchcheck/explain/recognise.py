@@ -6,7 +6,7 @@ import bisect
 import html
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from conda_torchcheck.explain.patterns import Pattern, PatternTable, table
 from conda_torchcheck.knowledge import parse_version
@@ -45,9 +45,20 @@ class Match:
     end: int = 0
     #: how many times the same error (same fields) appears in the text
     count: int = 1
+    #: on the last error of a pattern explained in full: how many more distinct ones of it the text holds
+    #: (DISTINCT_PER_PATTERN), said rather than dropped
+    more_distinct: int = 0
 
     def to_dict(self) -> dict[str, object]:
-        return {"pattern": self.pattern_id, "fields": dict(self.fields), "excerpt": self.excerpt, "count": self.count}
+        doc: dict[str, object] = {
+            "pattern": self.pattern_id,
+            "fields": dict(self.fields),
+            "excerpt": self.excerpt,
+            "count": self.count,
+        }
+        if self.more_distinct:
+            doc["more_distinct"] = self.more_distinct
+        return doc
 
 
 def normalize_text(text: str) -> str:
@@ -411,12 +422,18 @@ DISTINCT_PER_PATTERN = 100
 
 
 def _first_of_each_pattern(matches: list[Match]) -> list[Match]:
-    kept: dict[str, int] = {}
-    out = []
+    seen: dict[str, int] = {}
+    last: dict[str, int] = {}
+    out: list[Match] = []
     for m in matches:
-        kept[m.pattern_id] = kept.get(m.pattern_id, 0) + 1
-        if kept[m.pattern_id] <= DISTINCT_PER_PATTERN:
+        seen[m.pattern_id] = seen.get(m.pattern_id, 0) + 1
+        if seen[m.pattern_id] <= DISTINCT_PER_PATTERN:
+            last[m.pattern_id] = len(out)
             out.append(m)
+    for pattern_id, index in last.items():
+        extra = seen[pattern_id] - DISTINCT_PER_PATTERN
+        if extra > 0:
+            out[index] = replace(out[index], more_distinct=extra)
     return out
 
 

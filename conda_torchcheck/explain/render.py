@@ -67,6 +67,8 @@ def _diagnosis_lines(i: int, d: Diagnosis, lang: str | None, color: bool, verbos
     head = f"[{i}] {d.title.render(lang)}"
     if d.match.count > 1:
         head += " " + translate("explain.seen_times", lang, count=d.match.count)
+    if d.match.more_distinct:
+        head += " " + translate("explain.more_distinct", lang, count=d.match.more_distinct)
     lines = [paint(head, "bold", color)]
     # an excerpt of several lines (dyld's "Library not loaded" with its "Referenced from:" lines) keeps every
     # line inside the quote, with its own indentation

@@ -237,8 +237,8 @@ _NOT_PLAIN = ('"', "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028
 @functools.lru_cache(maxsize=16)
 def _record_paths(path: str, mtime: int, size: int) -> tuple[str, ...]:
     try:
-        with open(path, encoding="utf-8", newline="", errors="replace") as fh:
-            text = fh.read()
+        # the bounded reader, as every file of the target (a FIFO or a sparse 4 GB RECORD is refused, not read)
+        text = fs.read_bytes(path).decode("utf-8", errors="replace")
     except OSError:
         return ()
     if "\r" in text:  # pip writes its RECORD through csv, "\r\n" after every row

@@ -633,3 +633,17 @@ def test_every_regex_of_the_table_compiles():
     assert regexes and all(isinstance(r, LazyRegex) for r in regexes)
     for r in regexes:
         assert r.compiled.pattern == r.pattern
+
+
+def test_distinct_errors_past_the_cap_are_said_not_dropped():
+    from conda_torchcheck.explain import recognise as rec
+
+    lines = "\n".join(
+        f'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\e\\\\lib\\\\d{i}.dll" '
+        "or one of its dependencies."
+        for i in range(rec.DISTINCT_PER_PATTERN + 7)
+    )
+    matches = recognise(lines)
+    assert len(matches) == rec.DISTINCT_PER_PATTERN
+    assert matches[-1].more_distinct == 7 and all(m.more_distinct == 0 for m in matches[:-1])
+    assert matches[-1].to_dict()["more_distinct"] == 7
