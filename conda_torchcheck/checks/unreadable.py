@@ -31,12 +31,13 @@ _SIBLINGS = ("pytorch-mutex", "pytorch-cuda", "cpuonly", "torchvision", "torchau
 
 def record_channel(env: Environment, record: Path) -> str | None:
     """The channel an unreadable record's package came from: conda-meta/history's ``+channel::name-ver-build``
-    line for it, else the channel of a readable sibling of torch's family; None when neither says (a wrong
-    channel would install another build, so none is guessed)."""
+    line for it, else the channel of a readable sibling of torch's family, else ``pytorch`` when the file's build
+    string is one only that channel builds; None when none of them says (a wrong channel would install another
+    build, so none is guessed)."""
     stem = record.name.removesuffix(".json")
     history = record.parent / "history"
     try:
-        with open(history, "rb") as handle:
+        with fs.open_binary(history) as handle:  # a FIFO named history must not block the check
             text = handle.read(HISTORY_LIMIT).decode("utf-8", "replace")
     except OSError:
         text = ""
@@ -54,6 +55,12 @@ def record_channel(env: Environment, record: Path) -> str | None:
         for rec in env.conda_records:
             if rec.name in _SIBLINGS and rec.channel and rec.channel != "unknown" and "://" not in rec.channel:
                 return rec.channel
+        # the file's own build string, when it is one only the pytorch channel builds (py3.11_cuda12.1_cudnn9_0)
+        from conda_torchcheck.envspec.intent import build_builder
+
+        parts = stem.rsplit("-", 2)
+        if len(parts) == 3 and build_builder(parts[2]) == "pytorch":
+            return "pytorch"
     return None
 
 
@@ -75,7 +82,10 @@ def _conda_meta(ctx: CheckContext, problem: Problem) -> Finding:
     move = f'move "{native}" "{native}.broken"' if env.is_windows else f'mv "{native}" "{native}.broken"'
     commands = [move]
     if spec is not None:
-        commands.append(cmd.conda_install(env, [spec], channel=record_channel(env, problem.path)))
+        channel = record_channel(env, problem.path)
+        # the pytorch channel's CUDA builds take their CUDA libraries from the nvidia channel
+        extra = ("-c", "nvidia") if channel == "pytorch" and "cuda" in spec else ()
+        commands.append(cmd.conda_install(env, [spec], channel=channel, extra=extra))
     return finding(
         "TC901",
         Severity.WARNING,

@@ -61,6 +61,23 @@ def test_broken_json_in_conda_meta(make_env, capsys):
     assert doc["torch"]["source"] == "conda" and doc["torch"]["version"] == "2.5.1"
 
 
+def test_a_corrupt_pytorch_channel_record_is_reinstalled_from_its_channel(make_env, capsys):
+    """Nothing else names the channel (no history, no sibling record), but the build string is one only the
+    pytorch channel builds: the reinstall names it, and nvidia for a CUDA build's libraries (issue 25)."""
+    b = make_env()
+    b.conda_pytorch("2.5.1", "py3.11_cuda12.1_cudnn9_0", channel="pytorch", depends=PY_DEP, cuda="12.1")
+    record = b.prefix / "conda-meta" / "pytorch-2.5.1-py3.11_cuda12.1_cudnn9_0.json"
+    record.write_text(record.read_text()[:50], encoding="utf-8")
+    history = b.prefix / "conda-meta" / "history"
+    if history.exists():
+        history.unlink()
+    os.mkfifo(history)  # a FIFO in its place must not block the check
+    code, doc = check_json(capsys, "-p", str(b.prefix), "--only", "TC9")
+    f = _only(doc, "TC901")
+    _, reinstall = f["fixes"][0]["commands"]
+    assert reinstall == f'conda install -p "{b.prefix}" -c pytorch -c nvidia "pytorch=2.5.1=py3.11_cuda12.1_cudnn9_0"'
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
