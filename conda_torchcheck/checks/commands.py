@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
 
 PIP_INDEX = "https://download.pytorch.org/whl/{tag}"
+#: conda options whose value is the next word (never a package spec)
+CONDA_VALUED_OPTIONS = frozenset({"-p", "--prefix", "-n", "--name", "-c", "--channel"})
 _WSL_DRIVE = re.compile(r"^/mnt/([a-zA-Z])(/.*)?$")
 
 
@@ -176,3 +178,19 @@ def build_against_torch(env: Environment, name: str, version: str) -> str | None
         return None
     tag = f"v{version}.0" if version.count(".") == 1 else f"v{version}"
     return pip(env, f'install --no-build-isolation --no-deps "git+{source}@{tag}"')
+
+
+def operands(words: Iterable[str], valued: frozenset[str]) -> list[str]:
+    """The words of a command line that are neither options nor the values of the options in ``valued``: the
+    package specs of ``conda install ...`` or ``pip install ...`` (read back by the plan and the guard's advice)."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in valued
+            continue
+        out.append(word)
+    return out

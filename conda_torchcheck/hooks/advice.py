@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from conda_torchcheck.checks.commands import CONDA_VALUED_OPTIONS, operands
 from conda_torchcheck.findings import Finding
 
 #: conda package names that select a cpu or a CUDA build of the torch family
@@ -183,14 +184,14 @@ def _apply_fix(request: Request, commands: Iterable[str]) -> tuple[Request, tupl
         except ValueError:
             return None
         if words[:2] == ["conda", "remove"]:
-            names = [w for w in _positional(words[2:]) if w]
+            names = [w for w in operands(words[2:], CONDA_VALUED_OPTIONS) if w]
             typed = {spec_name(s) for s in specs}
             specs = [s for s in specs if spec_name(s) not in names]
             left = [n for n in names if n not in typed]
             if left and request.verb != "create":  # already in the env: it has to go first
                 before.append(command)
         elif words[:2] == ["conda", "install"]:
-            fix_specs = _positional(words[2:])
+            fix_specs = operands(words[2:], CONDA_VALUED_OPTIONS)
             for channel in _channels(words[2:]):
                 if channel not in channels:
                     channels.append(channel)
@@ -202,20 +203,6 @@ def _apply_fix(request: Request, commands: Iterable[str]) -> tuple[Request, tupl
         else:
             return None
     return replace(request, specs=tuple(specs), channels=tuple(channels)), tuple(before)
-
-
-def _positional(words: list[str]) -> list[str]:
-    out, skip = [], False
-    for w in words:
-        if skip:
-            skip = False
-            continue
-        if w in ("-p", "-n", "-c", "--prefix", "--name", "--channel"):
-            skip = True
-            continue
-        if not w.startswith("-"):
-            out.append(w)
-    return out
 
 
 def _channels(words: list[str]) -> list[str]:

@@ -7,13 +7,14 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from conda_torchcheck.checks.commands import CONDA_VALUED_OPTIONS, operands
+
 #: pip options whose value is the next word (never a requirement)
 _PIP_VALUED = frozenset(
     {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links",
      "--python", "-t", "--target", "--prefix", "--root", "--platform", "--python-version", "--abi",
      "--implementation", "--report", "--progress-bar", "--trusted-host", "--timeout", "--retries", "-e"}
 )  # fmt: skip
-_CONDA_VALUED = frozenset({"-p", "--prefix", "-n", "--name", "-c", "--channel", "--override-channels-file"})
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: conda's names for what pip calls torch (one package, two managers)
 _SAME_PACKAGE = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch"}
@@ -82,31 +83,13 @@ def _pip(manager: str, words: list[str]) -> Action:
     if not words:
         return Action(manager, "")
     verb, rest = words[0], words[1:]
-    specs: list[str] = []
-    skip = False
-    for word in rest:
-        if skip:
-            skip = False
-            continue
-        if word.startswith("-"):
-            skip = word in _PIP_VALUED
-            continue
-        specs.append(word)
+    specs = operands(rest, _PIP_VALUED)
     names = [n for n in (_spec_name(s) for s in specs) if n]
     return Action(manager, verb, tuple(("package", n) for n in names), tuple(specs), tuple(rest))
 
 
 def _conda(verb: str, words: list[str]) -> Action:
-    specs: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        if word.startswith("-"):
-            skip = word in _CONDA_VALUED
-            continue
-        specs.append(word)
+    specs = operands(words, CONDA_VALUED_OPTIONS)
     names = [n for n in (_spec_name(s) for s in specs) if n]
     return Action("conda", verb, tuple(("package", n) for n in names), tuple(specs), tuple(words))
 
