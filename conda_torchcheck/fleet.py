@@ -123,6 +123,8 @@ def _entry(prefix: Path, where: str, result: dict[str, Any]) -> dict[str, Any]:
     counts = report["summary"]
     if counts["errors"]:
         entry["verdict"] = "errors"
+    elif report["torch"]["source"] == "unreadable-record":
+        entry["verdict"] = "unreadable"  # torch may well be there: "no torch" would be a guess
     elif not report["torch"]["version"] and report["torch"]["source"] == "none":
         entry["verdict"] = "no-torch"
     elif counts["warnings"]:

@@ -35,6 +35,17 @@ class Report:
             counts[{"error": "errors", "warning": "warnings", "info": "info"}[f.severity.value]] += 1
         return counts
 
+    def _torch_dict(self) -> dict[str, Any]:
+        doc = self.torch.to_dict()
+        if not self.torch.installed:
+            from conda_torchcheck.inventory.torch import unreadable_torch_record
+
+            damaged = unreadable_torch_record(self.env)
+            if damaged is not None:  # not "none": whether torch is there cannot be told from a damaged record
+                doc["source"] = "unreadable-record"
+                doc["record"] = str(damaged)
+        return doc
+
     @property
     def has_errors(self) -> bool:
         return any(f.severity is Severity.ERROR for f in self.findings)
@@ -94,7 +105,7 @@ class Report:
                 ],
                 "torch_family": self.torch_family(),
             },
-            "torch": self.torch.to_dict(),
+            "torch": self._torch_dict(),
             "findings": [f.to_dict(lang) for f in self.findings],
             "summary": self.counts,
         }

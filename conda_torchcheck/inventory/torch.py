@@ -22,6 +22,23 @@ TORCH_FAMILY_CONDA = (
     "pytorch-gpu",
 )
 
+#: conda packages whose record, when it cannot be read, leaves open whether torch itself is installed
+TORCH_ITSELF_CONDA = ("pytorch", "pytorch-cpu", "pytorch-gpu", "libtorch")
+
+
+def unreadable_torch_record(env: Environment) -> Path | None:
+    """The conda-meta file of torch itself (``pytorch-2.5.1-<build>.json``) that could not be read, if any: with
+    it, "torch is not installed" cannot be said; what can be said is that its record is damaged."""
+    for problem in env.problems:
+        path = Path(problem.path)
+        if path.parent.name != "conda-meta" or path.suffix != ".json":
+            continue
+        parts = path.name.removesuffix(".json").rsplit("-", 2)
+        if len(parts) == 3 and parts[0] in TORCH_ITSELF_CONDA:
+            return path
+    return None
+
+
 _VERSION_RE = re.compile(r"""^__version__\s*(?::\s*\w+\s*)?=\s*['"]([^'"]+)['"]""", re.M)
 _CUDA_RE = re.compile(r"""^cuda\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"])""", re.M)
 _HIP_RE = re.compile(r"""^hip\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"])""", re.M)

@@ -12,6 +12,8 @@ _COLOURS = {"errors": "red", "warnings": "yellow", "ok": "green", "no-torch": "d
 
 def _torch_text(entry: dict[str, Any], lang: str | None) -> str:
     torch = entry["torch"]
+    if torch is not None and torch.get("source") == "unreadable-record":
+        return translate("fleet.torch_record_unreadable", lang)
     if torch is None or not torch.get("version"):
         return translate("fleet.no_torch", lang)
     details = ", ".join(v for v in (torch.get("source"), torch.get("variant")) if v and v != "unknown")
@@ -39,6 +41,8 @@ def render_fleet_text(
         else:
             worst = e["worst"]
             tail = f"  {worst['id']} {worst['title']}" if worst and worst["severity"] != "info" else ""
+            if e["verdict"] == "unreadable" and worst and worst["id"] == "TC901":
+                tail = ""  # the torch column already says it, naming TC901
             line = f"  {verdict:<10} {label:<{width}}  {_torch_text(e, lang)}{tail}"
         out.append(paint(line, _COLOURS.get(e["verdict"], ""), color))
     s = doc["summary"]

@@ -192,7 +192,15 @@ def environment_rows(
             else translate("markdown.cuda_none", lang)
         )
     else:
-        rows.append((translate("markdown.row_torch", lang), md_cell(translate("markdown.not_installed", lang))))
+        from conda_torchcheck.inventory.torch import unreadable_torch_record
+
+        damaged = unreadable_torch_record(env)
+        absent = (
+            translate("report.torch_record_unreadable", lang, file=damaged.name)
+            if damaged is not None
+            else translate("markdown.not_installed", lang)
+        )
+        rows.append((translate("markdown.row_torch", lang), md_cell(absent)))
         cuda = translate("markdown.cuda_none", lang)
     driver = _fact(facts, "cuda_driver")
     if torch is not None and torch.cuda_version:
@@ -266,7 +274,13 @@ def _verdict(report: Report, lang: str | None) -> str:
         line = translate("markdown.verdict_warnings", lang, warnings=c["warnings"], first=first_text)
         icon = "⚠️"
     elif not report.torch.installed:
-        line, icon = translate("markdown.verdict_no_torch", lang), "ℹ️"
+        from conda_torchcheck.inventory.torch import unreadable_torch_record
+
+        damaged = unreadable_torch_record(report.env)
+        if damaged is not None:
+            line, icon = translate("report.torch_record_unreadable", lang, file=damaged.name), "⚠️"
+        else:
+            line, icon = translate("markdown.verdict_no_torch", lang), "ℹ️"
     else:
         line, icon = translate("markdown.verdict_ok", lang), "✅"
     return f"{icon} **conda-torchcheck:** {md_text(' '.join(line.split()))}"

@@ -26,12 +26,17 @@ def width() -> int:
     return max(40, shutil.get_terminal_size((WIDTH, 24)).columns)
 
 
-def wrap(text: str, indent: str) -> list[str]:
-    """Paragraphs of ``text`` wrapped at the terminal's width, each line starting with ``indent``.
+def wrap(text: str, indent: str, hang: str | None = None) -> list[str]:
+    """Paragraphs of ``text`` wrapped at the terminal's width, each line starting with ``indent``; with ``hang``,
+    the lines after a paragraph's first start with ``hang`` instead (a numbered item's text stays under its text,
+    not under its number).
 
     Chinese (and other wide) characters take two columns and may break anywhere; textwrap counts them as
     one and breaks only at spaces, which made Chinese lines twice as wide as English ones.
     """
+    if hang is not None and hang != indent:
+        lines = wrap(text, hang)
+        return [indent + line[len(hang) :] if line.startswith(hang) else line for line in lines[:1]] + lines[1:]
     lines: list[str] = []
     columns = width()
     for para in text.splitlines() or [""]:
@@ -236,7 +241,13 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
         if newest is not None:  # said once, here: the findings below cannot say what they did not check
             out.append("  " + translate("report.torch_beyond_tables", lang, version=t.version, newest=newest))
     else:
-        out.append("  " + translate("report.no_torch", lang))
+        from conda_torchcheck.inventory.torch import unreadable_torch_record
+
+        damaged = unreadable_torch_record(env)
+        if damaged is not None:
+            out.append("  " + translate("report.torch_record_unreadable", lang, file=damaged.name))
+        else:
+            out.append("  " + translate("report.no_torch", lang))
     if report.import_test is not None:
         from conda_torchcheck.explain.render import import_test_outcome
 

@@ -148,3 +148,38 @@ def test_text_and_json_agree_on_every_verdict_count(machine, capsys):
     from conda_torchcheck.messages import translate
 
     assert translate("fleet.summary", "en", **counts) in text.splitlines()
+
+
+def test_an_env_whose_torch_record_is_damaged_is_unreadable_not_without_torch(machine, capsys):
+    """Issue 25: a pytorch record cut short by a crash, its files gone: "no torch" would be a guess; the line, the
+    summary, the JSON and the single report say that torch's record cannot be read."""
+    import shutil
+
+    from tests.checks.tc_helpers import PY_DEP
+
+    home, _ = machine
+    b = EnvBuilder(home / "miniforge3" / "envs" / "cut", layout="conda")
+    b.conda_pytorch("2.5.1", "py3.11_cuda12.1_cudnn9_0", channel="pytorch", depends=PY_DEP, cuda="12.1")
+    record = b.prefix / "conda-meta" / "pytorch-2.5.1-py3.11_cuda12.1_cudnn9_0.json"
+    record.write_text(record.read_text()[:50], encoding="utf-8")
+    shutil.rmtree(b.site_packages / "torch")
+    for meta in b.site_packages.glob("torch-*"):
+        shutil.rmtree(meta)
+    main(["check", "--all-envs", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    [entry] = [e for e in doc["envs"] if e["prefix"] == str(b.prefix)]
+    assert entry["verdict"] == "unreadable" and entry["torch"]["source"] == "unreadable-record"
+    assert entry["torch"]["record"] == str(record)
+    assert doc["summary"]["unreadable"] == 1
+    main(["check", "--all-envs"])
+    text = capsys.readouterr().out
+    [line] = [line for line in text.splitlines() if " cut " in line]
+    assert line.split()[0] == "UNREADABLE" and "torch's conda record cannot be read" in line
+    assert "1 unreadable" in text
+    main(["check", "-p", str(b.prefix)])
+    single = capsys.readouterr().out.splitlines()
+    assert single[2] == (
+        "  torch's conda record (pytorch-2.5.1-py3.11_cuda12.1_cudnn9_0.json) cannot be read, so whether torch is"
+        " installed cannot be told (TC901 below)"
+    )
+    assert not any("torch is not installed" in line for line in single[:3])
