@@ -44,6 +44,28 @@ class Action:
             return f"install {spec.replace(' ', '')}"
         return f"{self.verb} {' '.join(self.args)}" if target[0] == "variable" else self.verb
 
+    def torch_channel(self) -> str | None:
+        """The channel torch comes from once this conda install has run, where the command decides it: the
+        channel of a ``pytorch`` spec (``conda-forge::pytorch``, else the first ``-c``); for a command that installs
+        only a pytorch-channel selector (pytorch-cuda, cpuonly, pytorch-mutex), ``pytorch``: such a step keeps the
+        pytorch-channel torch, and a later step that moves torch to another channel would make it pointless."""
+        if self.manager != "conda" or self.verb not in ("install", "create", "update"):
+            return None
+        names = [_spec_name(s) for s in self.specs]
+        if "torch" in names:
+            spec = self.specs[names.index("torch")]
+            if "::" in spec:
+                return spec.split("::", 1)[0].lower()
+            channels = option_values(self.args, "-c", "--channel")
+            return channels[0].lower() if channels else None
+        if any(n in _PYTORCH_CHANNEL_SELECTORS for n in names):
+            return "pytorch"
+        return None
+
+
+#: packages only the pytorch channel's torch builds use (conda-forge's pytorch does not depend on them)
+_PYTORCH_CHANNEL_SELECTORS = ("pytorch-cuda", "cpuonly", "pytorch-mutex")
+
 
 def _spec_name(spec: str) -> str | None:
     text = spec.split("::", 1)[-1]

@@ -132,6 +132,10 @@ class _Planner:
                     for b in earlier:
                         if target in b.targets and (a.manager, a.effect(target)) != (b.manager, b.effect(target)):
                             return f"undoes or contradicts step {n} ({target[1]}: {b.effect(target)} there)"
+                mine = a.torch_channel()
+                theirs = next((c for b in earlier if (c := b.torch_channel())), None)
+                if mine and theirs and mine != theirs:
+                    return f"undoes or contradicts step {n} (torch: from the {theirs} channel there)"
         return None
 
     # --- asking the resolvers -------------------------------------------------------------------------------

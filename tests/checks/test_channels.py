@@ -20,10 +20,12 @@ def test_pytorch_channel_torch_with_conda_forge_torchvision(make_env, os, layout
     assert f.severity.value == "warning"
     assert "torchvision" in f.title.render() and "pytorch" in f.title.render()
     assert f.evidence["torchvision"].endswith("(conda-forge)")
-    [command] = all_commands(f)
+    command, keep = all_commands(f)
     assert command.startswith(f'conda install -p "{b.prefix}' if os == "linux" else "conda install -p ")
     assert '"conda-forge::pytorch=*=cuda*"' in command and "conda-forge::torchvision" in command
-    assert "-c pytorch" not in command  # never the frozen channel for a new install
+    assert "-c pytorch" not in command  # the first fix never sends a new install to the frozen channel
+    # the second keeps this torch: its companion from its own channel, for a plan that keeps the pytorch build
+    assert keep.endswith('-c pytorch -c nvidia "pytorch::torchvision=0.20.1"')
 
 
 def test_defaults_torch_with_conda_forge_torchaudio(make_env):

@@ -1,0 +1,62 @@
+"""A plan keeps one answer to "which channel does torch come from": a step that keeps the pytorch-channel torch
+(installing the pytorch-cuda it was built for) and a later one that moves torch to conda-forge contradict each
+other, and the later finding's fix that keeps the channel is taken instead (issue 25's CUDA 11.8 build beside
+pytorch-cuda 12.1 and a conda-forge torchvision)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conda_torchcheck.inventory import load_environment
+from conda_torchcheck.plan import build_plan
+from conda_torchcheck.plan.actions import parse
+from conda_torchcheck.report import check_environment
+from tests.checks.tc_helpers import PY_DEP
+
+
+@pytest.mark.parametrize(
+    ("command", "channel"),
+    [
+        ('conda install -p "/e" -c pytorch -c nvidia pytorch-cuda=11.8', "pytorch"),
+        ('conda install -p "/e" -c pytorch cpuonly', "pytorch"),
+        ('conda install -p "/e" -c conda-forge "conda-forge::pytorch=*=cuda*" conda-forge::torchvision', "conda-forge"),
+        ('conda install -p "/e" -c conda-forge pytorch=2.5.1', "conda-forge"),
+        ('conda install -p "/e" -c pytorch -c nvidia "pytorch::torchvision=0.16.0"', None),
+        ("python -m pip install torch==2.5.1", None),
+    ],
+)
+def test_the_channel_a_command_leaves_torch_on(command, channel):
+    assert parse(command).torch_channel() == channel
+
+
+def _mixed_cuda_env(make_env):
+    b = make_env()
+    b.conda_pytorch(
+        "2.1.0",
+        "py3.11_cuda11.8_cudnn8.7.0_0",
+        channel="pytorch",
+        depends=(*PY_DEP, "pytorch-cuda >=11.8,<11.9", "pytorch-mutex 1.0 cuda"),
+        cuda="11.8",
+    )
+    b.conda_record("pytorch-cuda", "12.1", "ha16c6d3_6", channel="pytorch", depends=("cuda-cudart >=12.1,<12.2",))
+    b.conda_record("pytorch-mutex", "1.0", "cuda", channel="pytorch")
+    b.conda_record("cuda-cudart", "12.1.105", "0", channel="nvidia")
+    b.conda_python_package("torchvision", "0.16.0", "cuda120py311h6d6fa0c_0", channel="conda-forge")
+    return b
+
+
+def test_a_cuda_11_8_build_beside_pytorch_cuda_12_1_is_an_error_with_one_consistent_plan(make_env):
+    b = _mixed_cuda_env(make_env)
+    env, host = load_environment(b.prefix)
+    report = check_environment(env, host)
+    [tc103] = [f for f in report.findings if f.id == "TC103"]
+    assert tc103.severity.value == "error" and "`import torch` fails" in tc103.title.render("en")
+    plan = build_plan(report)
+    commands = [c for step in plan.steps for c in step.commands]
+    target = f'-p "{b.prefix}"'
+    assert commands == [
+        f"conda install {target} -c pytorch -c nvidia pytorch-cuda=11.8",
+        f'conda install {target} -c pytorch -c nvidia "pytorch::torchvision=0.16.0"',
+    ]
+    moved = [d for d in plan.dropped if d.finding == "TC101"]
+    assert moved and "torch: from the pytorch channel there" in moved[0].reason
