@@ -189,7 +189,9 @@ def _apply_fix(request: Request, commands: Iterable[str]) -> tuple[Request, tupl
             specs = [s for s in specs if spec_name(s) not in names]
             left = [n for n in names if n not in typed]
             if left and request.verb != "create":  # already in the env: it has to go first
-                before.append(command)
+                # aimed as the user aimed their own command (-p PATH or -n NAME), not as the finding named the env
+                force = ["--force"] if "--force" in words else []
+                before.append(" ".join(_quote(w) for w in ["conda", "remove", *request.target, *force, *left]))
         elif words[:2] == ["conda", "install"]:
             fix_specs = operands(words[2:], CONDA_VALUED_OPTIONS)
             for channel in _channels(words[2:]):
@@ -202,7 +204,10 @@ def _apply_fix(request: Request, commands: Iterable[str]) -> tuple[Request, tupl
                 specs = [merged if spec_name(s) == name else s for s in specs] if typed else [*specs, merged]
         else:
             return None
-    return replace(request, specs=tuple(specs), channels=tuple(channels)), tuple(before)
+    verb = request.verb
+    if verb == "update" and any(s != spec_name(s) for s in specs):
+        verb = "install"  # conda update takes package names only ("Invalid spec for 'conda update'")
+    return replace(request, verb=verb, specs=tuple(specs), channels=tuple(channels)), tuple(before)
 
 
 def _channels(words: list[str]) -> list[str]:

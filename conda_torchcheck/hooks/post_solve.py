@@ -133,7 +133,7 @@ def warning_lines(
     advice: Sequence[Advice] = (),
     yes: bool = False,
 ) -> list[str]:
-    """At most six lines: what would break, the user's command corrected (``advice``, checked by the solver), and
+    """At most seven lines: what would break, the user's command corrected (``advice``, checked by the solver), and
     how to go on. Without a corrected command, a warning (the transaction goes ahead) names the whole fix to run
     after it; a refusal (nothing happens) names none, since a fix for an env that will not exist cannot run."""
     from conda_torchcheck.hooks.summary import finding_lines
@@ -156,14 +156,20 @@ def warning_lines(
         after = whole_fix(outcome.serious)
         if after:
             fix_lines.append(translate("plugin.post_solve.fix_after", lang, command=after))
-    lines += finding_lines(outcome.serious, 5 - len(fix_lines) - 1, lang)
-    lines += fix_lines
     if refused:
-        hint = "plugin.post_solve.override"
+        hints = [translate("plugin.post_solve.override", lang)]
     else:
-        hint = "plugin.post_solve.strict_hint_yes" if yes else "plugin.post_solve.strict_hint"
-    lines.append(translate(hint, lang))
-    return lines[:6]
+        # two hints, two lines: how to stop this transaction, and how to refuse the next ones
+        now = "plugin.post_solve.strict_hint_yes" if yes else "plugin.post_solve.strict_hint"
+        hints = [translate(now, lang), translate("plugin.post_solve.strict_how", lang)]
+    lines += finding_lines(outcome.serious, MAX_GUARD_LINES - 1 - len(fix_lines) - len(hints), lang)
+    lines += fix_lines
+    lines += hints
+    return lines[:MAX_GUARD_LINES]
+
+
+#: the guard's message at most: a header, the findings, the corrected command(s), the hints
+MAX_GUARD_LINES = 7
 
 
 def whole_fix(findings: Sequence[Finding]) -> str | None:
@@ -267,7 +273,7 @@ def post_solve(repodata_fn: str, unlink_precs: Sequence[Any], link_precs: Sequen
     from conda_torchcheck.hooks.transaction import LOG
 
     LOG.warned_at_solve(prefix, {f.id for f in outcome.serious})
-    emit(warning_lines(outcome, refused=False, advice=advice, yes=yes))
+    emit(warning_lines(outcome, refused=False, advice=advice, yes=yes), limit=MAX_GUARD_LINES)
 
 
 def corrected_command(prefix: str, outcome: TransactionOutcome) -> tuple[list[Advice], bool]:

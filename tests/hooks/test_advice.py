@@ -83,3 +83,25 @@ def test_a_removal_from_an_existing_env_comes_first_and_is_not_claimed_verified(
 def test_env_files_get_no_command():
     r = request_from({**CREATE, "func": "conda.cli.main_env_create.execute"})
     assert advise(r, [tc102()], judge=lambda req: True) == []
+
+
+def test_a_removal_is_aimed_as_the_user_aimed_their_command():
+    """The finding names the env by name (it lives under envs/), the user typed -p: the advice uses -p."""
+    r = Request("install", ("-p", "/home/me/miniforge3/envs/u"), ("pytorch", "conda-forge"), True, ("mkl",))
+    fix = ("conda remove -n u --force cpuonly", "conda install -n u -c conda-forge conda-forge::pytorch")
+    [out] = advise(r, [tc102(fix)], judge=lambda req: True)
+    assert out.commands[0] == "conda remove -p /home/me/miniforge3/envs/u --force cpuonly"
+    assert out.commands[1].startswith("conda install -p /home/me/miniforge3/envs/u --override-channels ")
+
+
+def test_an_update_whose_correction_pins_a_build_becomes_an_install():
+    """conda update takes names only ("Invalid spec for 'conda update'"): a correction with a version, build or
+    channel in a spec is an install; one that keeps bare names stays an update."""
+    r = Request("update", ("-n", "u"), ("pytorch", "conda-forge"), True, ("pytorch",))
+    fix = ('conda install -n u -c conda-forge "conda-forge::pytorch=*=cuda*"',)
+    folded = [c[0] for c in candidates(r, [tc102(fix)]) if c[0].specs != r.specs]
+    assert folded and all(c.verb == "install" for c in folded)
+    assert folded[0].command().startswith("conda install -n u --override-channels -c pytorch -c conda-forge ")
+    plain = Request("update", ("-n", "u"), ("conda-forge",), False, ("pytorch", "cpuonly"))
+    kept = candidates(plain, [tc102()])
+    assert all(c[0].verb == "update" for c in kept)

@@ -8,12 +8,10 @@ import importlib.util
 
 import pytest
 
+from tests.conda_skip import CONDA_SKIP_REASON
+
 CONDA = importlib.util.find_spec("conda") is not None
-SKIP_REASON = (
-    "conda is not importable here (conda is not on PyPI): install it from the conda and menuinst wheels in "
-    "../shared/wheels, as .ci/run does, or run tests/plugin with a python that has conda (docs/plugin.md, "
-    "'Developing')"
-)
+SKIP_REASON = CONDA_SKIP_REASON
 
 if CONDA:
     from conda.testing.fixtures import *  # noqa: F403 - conda's fixtures, including autouse ones

@@ -17,7 +17,18 @@ HOOK_HEADS = (
     "conda-torchcheck: the transaction check did not finish",
     "conda-torchcheck: activation checks installed in ",
 )
-FOLLOW = ("  TC", "  ... and ", "Full report", "Instead", "Or", "After it", "Answer n", "conda goes ahead", "To go")
+FOLLOW = (
+    "  TC",
+    "  ... and ",
+    "Full report",
+    "Instead",
+    "Or",
+    "After it",
+    "Answer n",
+    "conda goes ahead",
+    "To go",
+    "To refuse",
+)
 
 
 def ours(err: str) -> list[str]:

@@ -54,10 +54,8 @@ def test_create_with_both_selectors_offers_each_side_as_a_create(conda_cli, cond
     assert lines[2] == f"Instead, for CUDA builds: {base} pytorch=2.5.1 pytorch-cuda=12.4"
     assert lines[3] == f'Or, for CPU builds: {base} "conda-forge::pytorch=2.5.1=*cpu*"'
     # -y: no prompt to answer
-    assert (
-        lines[4]
-        == "conda goes ahead (-y was given); set CONDA_PLUGINS_TORCHCHECK_STRICT=true to refuse such transactions."
-    )
+    assert lines[4] == "conda goes ahead (-y was given)."
+    assert lines[5].startswith("To refuse such transactions from now on: CONDA_PLUGINS_TORCHCHECK_STRICT=true")
     assert not any("Answer n" in line for line in lines)
 
 
@@ -114,3 +112,20 @@ def test_after_a_broken_create_the_failing_import_is_torchvisions(conda_cli, con
     lines = ours(err)
     assert f"conda-torchcheck: `import torchvision` will fail in {prefix}:" in lines
     assert f"conda-torchcheck: `import torch` will fail in {prefix}:" not in lines
+
+
+def test_an_update_is_corrected_with_install_where_the_correction_pins_a_build(conda_cli, conda_home):
+    """`conda update pytorch` in a pytorch-channel CPU env solves to the CUDA build beside cpuonly (the local
+    channel has no pytorch-mutex to stop it): the correction pins a build, which `conda update` refuses, so it is
+    an install, and the removal that has to come first is aimed with the user's -p."""
+    prefix = conda_home / "u"
+    out, err, rc = conda_cli("create", "-p", prefix, *BOTH_CHANNELS, "-y", "pytorch::pytorch=2.2.2", "pytorch::cpuonly")
+    assert rc == 0 and ours(err) == []
+    err = dry_run(conda_cli, "update", "-p", prefix, *BOTH_CHANNELS, "pytorch")
+    lines = ours(err)
+    assert lines[1].startswith("  TC102 ")
+    [command] = advised(lines)
+    remove, install = command.removesuffix(" (not checked with the solver)").split(" && ")
+    assert remove == f"conda remove -p {prefix} --force cpuonly"
+    assert install.startswith(f"conda install -p {prefix} --override-channels -c pytorch -c conda-forge ")
+    assert "conda update" not in command

@@ -14,7 +14,9 @@ from importlib.metadata import entry_points
 
 import pytest
 
-conda = pytest.importorskip("conda", reason="needs conda importable (a conda install or a scratch conda venv)")
+from tests.conda_skip import CONDA_SKIP_REASON
+
+conda = pytest.importorskip("conda", reason=CONDA_SKIP_REASON)
 
 pytestmark = pytest.mark.conda
 
