@@ -44,7 +44,8 @@ def _cause_lines(c: RankedCause, lang: str | None, color: bool, *, detailed: boo
         status = (
             " [" + paint(translate(f"explain.status.{c.status}", lang), _STATUS_STYLE.get(c.status, ""), color) + "]"
         )
-    lines = wrap(f"{c.rank}. {c.title.render(lang)}{status}", "      ")
+    number = f"{c.rank}. "
+    lines = wrap(f"{number}{c.title.render(lang)}{status}", "      ", hang="      " + " " * len(number))
     if c.doubt is not None:
         # the paste contradicts this cause's premise: say so instead of stating it as fact
         lines.extend(wrap(labelled("explain.doubt.label", c.doubt.render(lang), lang), "         "))

@@ -13,8 +13,9 @@ import pytest
 from conda_torchcheck.envspec import fix_file
 from conda_torchcheck.envspec.matchspec import SpecSyntaxError, parse_conda_spec
 from conda_torchcheck.envspec.parse import decode, parse_text
+from tests.conda_skip import CONDA_SKIP_REASON
 
-match_spec = pytest.importorskip("conda.models.match_spec", reason="needs conda importable (the .venv has conda 26.7)")
+match_spec = pytest.importorskip("conda.models.match_spec", reason=CONDA_SKIP_REASON)
 MatchSpec = match_spec.MatchSpec
 
 

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from conda_torchcheck.cli.main import main
+from tests.conda_skip import CONDA_SKIP_REASON
 
 # injected at start-up of a child (sitecustomize), since the bug must be met inside conda's own process
 CRASH = """
@@ -35,7 +36,7 @@ def test_standalone(monkeypatch, capsys):
     assert doc["kind"] == "error" and doc["exception_name"] == "InternalError"
 
 
-@pytest.mark.skipif(not __import__("importlib.util").util.find_spec("conda"), reason="conda is not importable")
+@pytest.mark.skipif(not __import__("importlib.util").util.find_spec("conda"), reason=CONDA_SKIP_REASON)
 def test_under_conda(tmp_path):
     """One run of a real conda (slow: conda's start-up); the JSON error path is the one input errors take
     (tests/plugin/test_json_errors.py)."""

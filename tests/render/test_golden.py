@@ -1,0 +1,197 @@
+"""Golden output, one file per renderer and scenario (issue 25): the exact text users read for the conda flows'
+envs (a companion built for another torch, a CUDA 11.8 build beside pytorch-cuda 12.1, a damaged pytorch record),
+the fleet table, the post-solve guard and after-install lines, and explain. A change to any of these words shows
+up here as a diff to review; after reviewing it, rewrite the files with
+``TORCHCHECK_UPDATE_GOLDEN=1 python -m pytest tests/render/test_golden.py``.
+
+Paths are replaced by placeholders (``<prefix>``, ``<root>``, ``<home>``); the host is fixed (no variables of
+this process, an empty system root: no driver), and the width is 100 columns."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conda_torchcheck.cli.main import main
+from tests.checks.tc_helpers import PY_DEP
+from tests.envbuilder import EnvBuilder
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("TORCHCHECK_UPDATE_GOLDEN") == "1"
+#: keys whose values change from run to run
+VOLATILE = ("seconds", "ran_at", "version")
+
+
+def _companion_of_another_torch(b: EnvBuilder) -> None:
+    b.conda_pytorch("2.5.1", "cpu_mkl_py311_h0000000_100", depends=PY_DEP)
+    b.conda_python_package("torchvision", "0.15.2", "cpu_py311h0000000_0")
+
+
+def _cuda118_beside_pytorch_cuda_121(b: EnvBuilder) -> None:
+    b.conda_pytorch(
+        "2.1.0",
+        "py3.11_cuda11.8_cudnn8.7.0_0",
+        channel="pytorch",
+        depends=(*PY_DEP, "pytorch-cuda >=11.8,<11.9", "pytorch-mutex 1.0 cuda"),
+        cuda="11.8",
+    )
+    b.conda_record("pytorch-cuda", "12.1", "ha16c6d3_6", channel="pytorch", depends=("cuda-cudart >=12.1,<12.2",))
+    b.conda_record("pytorch-mutex", "1.0", "cuda", channel="pytorch")
+    b.conda_record("cuda-cudart", "12.1.105", "0", channel="nvidia")
+    b.conda_python_package("torchvision", "0.16.0", "cuda120py311h6d6fa0c_0", channel="conda-forge")
+
+
+def _damaged_pytorch_record(b: EnvBuilder) -> None:
+    b.conda_pytorch("2.5.1", "py3.11_cuda12.1_cudnn9_0", channel="pytorch", depends=PY_DEP, cuda="12.1")
+    record = b.prefix / "conda-meta" / "pytorch-2.5.1-py3.11_cuda12.1_cudnn9_0.json"
+    record.write_text(record.read_text()[:50], encoding="utf-8")
+    shutil.rmtree(b.site_packages / "torch")
+    for meta in b.site_packages.glob("torch-*"):
+        shutil.rmtree(meta)
+
+
+SCENARIOS = {
+    "companion-of-another-torch": _companion_of_another_torch,
+    "cuda118-beside-pytorch-cuda-121": _cuda118_beside_pytorch_cuda_121,
+    "damaged-pytorch-record": _damaged_pytorch_record,
+}
+FORMATS = {"text": "txt", "markdown": "md", "json": "json"}
+
+
+@pytest.fixture
+def fixed(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    root = tmp_path / "root"
+    root.mkdir()
+    return tmp_path, root
+
+
+def _normalised(text: str, replacements: dict[str, str]) -> str:
+    for path, name in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(path, name)
+    return text
+
+
+def _stable_json(text: str) -> str:
+    def scrub(value):
+        if isinstance(value, dict):
+            return {k: ("<volatile>" if k in VOLATILE and k != "version" else scrub(v)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    doc = scrub(json.loads(text))
+    doc["tool"]["version"] = "<version>"
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _compare(name: str, actual: str) -> None:
+    path = GOLDEN / name
+    if UPDATE or not path.exists():
+        if not UPDATE:
+            pytest.fail(f"{path} does not exist: run with TORCHCHECK_UPDATE_GOLDEN=1 to write it, then review it")
+        path.write_text(actual, encoding="utf-8")
+        return
+    expected = path.read_text(encoding="utf-8")
+    assert actual == expected, f"{name} changed: review the diff, then rewrite with TORCHCHECK_UPDATE_GOLDEN=1"
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_report(fixed, capsys, scenario, fmt):
+    tmp, root = fixed
+    b = EnvBuilder(tmp / "env", layout="conda")
+    SCENARIOS[scenario](b)
+    main(["check", "-p", str(b.prefix), "--ignore-environment", "--system-root", str(root), "--format", fmt])
+    out = _normalised(capsys.readouterr().out, {str(b.prefix): "<prefix>", str(root): "<root>"})
+    _compare(f"{scenario}.{FORMATS[fmt]}", _stable_json(out) if fmt == "json" else out)
+
+
+def test_fleet_text(tmp_path, monkeypatch, capsys):
+    """--all-envs over a miniforge home: one line per env, the total, and the footer."""
+    home = Path(os.environ["HOME"])
+    monkeypatch.setenv("COLUMNS", "100")
+    for var in ("CONDA_EXE", "CONDA_ROOT", "MAMBA_ROOT_PREFIX", "CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "CONDARC"):
+        monkeypatch.delenv(var, raising=False)
+    base = EnvBuilder(home / "miniforge3", layout="conda")
+    (base.prefix / "condabin").mkdir()
+    base.conda_record("conda", "25.1.1", "py311h38be061_0")
+    for name, make in SCENARIOS.items():
+        make(EnvBuilder(home / "miniforge3" / "envs" / name, layout="conda"))
+    EnvBuilder(home / "miniforge3" / "envs" / "empty", layout="conda")
+    main(["check", "--all-envs", "--ignore-environment"])
+    _compare("fleet.txt", _normalised(capsys.readouterr().out, {str(home): "<home>"}))
+
+
+PASTE = (
+    "Traceback (most recent call last):\n"
+    '  File "<string>", line 1, in <module>\n'
+    '  File "C:\\Users\\me\\miniconda3\\envs\\t\\lib\\site-packages\\torch\\__init__.py", line 148, in <module>\n'
+    "    raise err\n"
+    "OSError: [WinError 126] The specified module could not be found. Error loading "
+    '"C:\\Users\\me\\miniconda3\\envs\\t\\lib\\site-packages\\torch\\lib\\shm.dll" or one of its dependencies.\n'
+)
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_explain(fixed, capsys, monkeypatch, fmt):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(PASTE))
+    main(["explain", "--no-env", "--format", fmt])
+    _compare(f"explain-winerror126.{FORMATS[fmt]}", capsys.readouterr().out)
+
+
+def test_post_solve_guard_lines():
+    """The guard's lines for a create that asks for both selectors, with and without -y, and a refusal."""
+    from conda_torchcheck.hooks import post_solve
+    from conda_torchcheck.hooks.advice import Advice
+    from conda_torchcheck.hooks.records import to_conda_record
+    from tests.hooks.fakes import rec
+
+    prefix = Path("/envs/mixed")
+    link = [
+        rec("python", "3.11.9", "h0000000_0_cpython"),
+        rec("pytorch", "2.5.1", "py3.11_cuda12.4_cudnn9_0", "pytorch"),
+        rec("pytorch-cuda", "12.4", "hc786d27_7", "pytorch"),
+        rec("cpuonly", "2.0", "0", "pytorch"),
+        rec("pytorch-mutex", "1.0", "cpu", "pytorch"),
+    ]
+    outcome = post_solve.evaluate(prefix, "linux-64", (), [], link)
+    assert outcome is not None and to_conda_record(link[1], prefix).name == "pytorch"
+    base = "conda create -p /envs/mixed --override-channels -c pytorch -c conda-forge"
+    advice = [
+        Advice((f"{base} pytorch=2.5.1 pytorch-cuda=12.4",), keeps="cuda"),
+        Advice((f'{base} "conda-forge::pytorch=2.5.1=*cpu*"',), keeps="cpu"),
+    ]
+    blocks = {
+        "warning, -y": post_solve.warning_lines(outcome, refused=False, advice=advice, yes=True),
+        "warning, at the prompt": post_solve.warning_lines(outcome, refused=False, advice=advice),
+        "warning, no advice": post_solve.warning_lines(outcome, refused=False),
+        "refused": post_solve.warning_lines(outcome, refused=True, advice=advice[:1]),
+    }
+    text = "".join(f"## {name}\n" + "\n".join(lines) + "\n\n" for name, lines in blocks.items())
+    _compare("post-solve-guard.txt", text)
+
+
+def test_after_install_lines(fixed):
+    from conda_torchcheck.checks import run_checks
+    from conda_torchcheck.checks.context import CheckContext, CheckOptions
+    from conda_torchcheck.hooks.post_command import summary_lines
+    from conda_torchcheck.inventory import load_environment
+
+    tmp, root = fixed
+    blocks = {}
+    for name in ("companion-of-another-torch", "cuda118-beside-pytorch-cuda-121"):
+        b = EnvBuilder(tmp / name, layout="conda")
+        SCENARIOS[name](b)
+        env, host = load_environment(b.prefix, use_live_host=False)
+        findings = run_checks(CheckContext(env, host, CheckOptions(verify_hashes=False)))
+        lines = summary_lines(str(b.prefix), findings)
+        blocks[name] = _normalised("\n".join(lines), {str(b.prefix): "<prefix>"})
+    _compare("after-install.txt", "".join(f"## {name}\n{text}\n\n" for name, text in blocks.items()))
