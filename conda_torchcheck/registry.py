@@ -296,6 +296,12 @@ CHECKS: tuple[Emitter, ...] = (
         platforms=LINUX,
     ),
     Emitter(
+        "linux_wsl",
+        _CHECKS + "linux_wsl",
+        "WSL: the Windows driver's CUDA bridge in /usr/lib/wsl/lib, and Linux drivers installed beside it",
+        platforms=LINUX,
+    ),
+    Emitter(
         "linux_jetson",
         _CHECKS + "linux_jetson",
         "server-ARM (SBSA) CUDA wheels of torch on an NVIDIA Jetson",
@@ -601,6 +607,13 @@ FINDINGS: tuple[FindingSpec, ...] = (
     FindingSpec("TC502", INFO, "cuda_driver", "no NVIDIA driver on a machine with a CUDA build of torch"),
     FindingSpec("TC503", ERROR, "cuda_driver", "the GPU's architecture is not in this torch build", variants=("ptx",)),
     FindingSpec("TC504", WARNING, "linux_jetson", "a server-ARM (SBSA) CUDA build of torch on an NVIDIA Jetson"),
+    FindingSpec(
+        "TC505",
+        WARNING,
+        "linux_wsl",
+        "WSL: the GPU is the Windows driver's, and it is not reachable as this CUDA build needs",
+        variants=("wsl1", "no_bridge", "linux_driver"),
+    ),
     FindingSpec("TC601", WARNING, "envspec.channels_missing", "the file names no channels"),
     FindingSpec(
         "TC602",

@@ -82,6 +82,13 @@ def read_driver(root: Path | None = None, *, use_nvml: bool = True) -> DriverFac
             m = re.fullmatch(r"libcuda\.so\.(\d{3,4}\.\d+(?:\.\d+)?)", name)
             if m:
                 return DriverFacts(m.group(1), f"/{libdir}/{name}", gpus, tuple(looked))
+    # WSL 2: the Windows driver's libcuda, mapped in without a version in its name (and no /proc entry)
+    from conda_torchcheck.inventory.wsl import bridge_libcuda
+
+    bridge = bridge_libcuda(root)
+    looked.append("/usr/lib/wsl/lib/libcuda.so.1")
+    if bridge is not None:
+        return DriverFacts(None, "/" + str(bridge.relative_to(root)), gpus, tuple(looked))
     return DriverFacts(None, None, gpus, tuple(looked))
 
 
@@ -162,7 +169,11 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
         return
     facts = ctx.memo("cuda_driver", lambda: read_driver(root))
     family = torch.cuda_version.split(".")[0]
-    if facts.version is None and not facts.gpus:
+    if facts.version is None and not facts.gpus and facts.source is None:
+        from conda_torchcheck.inventory.wsl import wsl_version
+
+        if wsl_version(root) is not None:
+            return  # WSL: TC505 says what is missing there (a Linux driver is not the answer)
         yield finding(
             "TC502",
             Severity.INFO,

@@ -47,3 +47,22 @@ def nvidia_base_for(soname: str) -> tuple[str, str] | None:
 def openmp_families() -> dict[str, tuple[str, ...]]:
     """OpenMP runtime family (gnu, intel, llvm) -> the library name prefixes of its runtimes."""
     return {family: tuple(prefixes) for family, prefixes in load("linux_libraries")["openmp"].items()}
+
+
+class WslLayout:
+    """Where WSL keeps the Windows driver's CUDA bridge, and where a Linux driver's libcuda would be (paths
+    relative to the machine's root) [WSL]."""
+
+    __slots__ = ("bridge", "kernel_release_file", "libcuda", "linux_driver_dirs")
+
+    def __init__(self, bridge: str, libcuda: str, linux_driver_dirs: tuple[str, ...], kernel_release_file: str):
+        self.bridge = bridge
+        self.libcuda = libcuda
+        self.linux_driver_dirs = linux_driver_dirs
+        self.kernel_release_file = kernel_release_file
+
+
+@functools.cache
+def wsl_layout() -> WslLayout:
+    row = load("linux_libraries")["wsl"]
+    return WslLayout(row["bridge"], row["libcuda"], tuple(row["linux_driver_dirs"]), row["kernel_release_file"])

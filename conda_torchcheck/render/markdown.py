@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conda_torchcheck import __version__
@@ -152,6 +153,20 @@ def _fact(facts: Mapping[str, Any], key: str) -> str | None:
     return str(value)
 
 
+def _machine_os(env: Environment, host: HostFacts | None) -> str:
+    """``Linux`` or, on WSL, ``Linux (WSL 2)``: read from the machine's root when it is known."""
+    name = _OS_NAMES.get(env.os, env.os)
+    if env.os != "linux" or host is None:
+        return name
+    root = host.system_root or (Path("/") if host.live else None)
+    if root is None:
+        return name
+    from conda_torchcheck.inventory.wsl import wsl_version
+
+    version = wsl_version(root)
+    return f"{name} (WSL {version})" if version else name
+
+
 def environment_rows(
     env: Environment,
     host: HostFacts | None,
@@ -170,7 +185,7 @@ def environment_rows(
     rows.append(
         (
             translate("markdown.row_os", lang),
-            md_cell(translate(os_key, lang, os=_OS_NAMES.get(env.os, env.os), platform=env.platform_text)),
+            md_cell(translate(os_key, lang, os=_machine_os(env, host), platform=env.platform_text)),
         )
     )
     py = env.python
