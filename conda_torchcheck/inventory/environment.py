@@ -281,7 +281,7 @@ def _site_dirs(
         p = Path(entry)
         # a ._pth's isolated mode ignores every PYTHON* variable: listed for the evidence, never read
         sites.append(SiteDir(p, "pythonpath", fs.is_dir(p) and not isolated, _ISOLATED if isolated else ""))
-    user = user_site_dir(os_, python, host, kind)
+    user = user_site_dir(os_, python, host, kind, prefix)
     if user is not None:
         inactive_reason = ""
         if isolated:
@@ -383,7 +383,9 @@ def _refused_path_files(prefix: Path, sites: tuple[SiteDir, ...]) -> tuple[Probl
     return tuple(out)
 
 
-def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts, kind: InstallKind | None = None) -> Path | None:
+def user_site_dir(
+    os_: OS, python: PythonInfo, host: HostFacts, kind: InstallKind | None = None, prefix: Path | None = None
+) -> Path | None:
     """PEP 370 user site for this interpreter version, on the host the env runs on (for a Microsoft Store
     Python, under its package's LocalCache, where its launcher points PYTHONUSERBASE)."""
     mm = python.major_minor
@@ -392,7 +394,7 @@ def user_site_dir(os_: OS, python: PythonInfo, host: HostFacts, kind: InstallKin
     userbase = host.get("PYTHONUSERBASE")
     t = "t" if python.free_threaded else ""
     if not userbase and kind is not None and kind.store_family is not None:
-        store_base = store_user_base(kind.store_family, host.get)
+        store_base = store_user_base(kind.store_family, host.get, prefix)
         userbase = str(store_base) if store_base is not None else None
     if os_ == "windows":
         if not userbase:

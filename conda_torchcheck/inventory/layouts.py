@@ -24,11 +24,13 @@ A venv says who made it in pyvenv.cfg: ``uv = 0.5.11`` (uv venv) or ``virtualenv
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child, listing
 from conda_torchcheck.lazy_re import LazyPattern
 
@@ -117,12 +119,44 @@ def store_family(prefix: Path) -> str | None:
     return None
 
 
-def store_user_base(family: str, host_get) -> Path | None:
-    """The Store package's user base: ``%LOCALAPPDATA%\\Packages\\<family>\\LocalCache\\local-packages``."""
+def store_user_base(family: str, host_get, prefix: Path | None = None) -> Path | None:
+    """The Store package's user base: ``%LOCALAPPDATA%\\Packages\\<family>\\LocalCache\\local-packages``.
+
+    Without LOCALAPPDATA (the env examined from WSL or a mounted disk, where this process has no Windows
+    variables), the drive the Store app lives on is searched: ``<drive>\\Users\\*\\AppData\\Local\\Packages\\<family>
+    \\LocalCache\\local-packages``. Only one user's folder is an answer; with several, which user runs python
+    cannot be told, and none is guessed."""
     local = host_get("LOCALAPPDATA")
-    if not local:
+    if local:
+        return Path(local) / "Packages" / family / "LocalCache" / "local-packages"
+    drive = _drive_of_windows_apps(prefix) if prefix is not None else None
+    if drive is None:
         return None
-    return Path(local) / "Packages" / family / "LocalCache" / "local-packages"
+    users = find_child(drive, "Users")
+    if users is None:
+        return None
+    found = []
+    try:
+        names = sorted(os.listdir(users))[:_MAX_USERS]
+    except OSError:
+        return None
+    for name in names:
+        base = users / name / "AppData" / "Local" / "Packages" / family / "LocalCache" / "local-packages"
+        if fs.is_dir(base):
+            found.append(base)
+    return found[0] if len(found) == 1 else None
+
+
+#: user folders looked at on a drive (a server's C:\\Users can hold thousands)
+_MAX_USERS = 200
+
+
+def _drive_of_windows_apps(prefix: Path) -> Path | None:
+    """``/mnt/c`` for ``/mnt/c/Program Files/WindowsApps/<package folder>``: the drive the Store app is on."""
+    parent = prefix.parent
+    if parent.name.lower() == "windowsapps" and parent.parent.name.lower() == "program files":
+        return parent.parent.parent
+    return None
 
 
 def manager_of(prefix: Path, os_: str) -> str | None:

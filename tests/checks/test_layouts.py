@@ -409,3 +409,82 @@ def test_embedded_torch_in_the_site_packages_of_the_python_on_path_is_told_as_su
     assert f.evidence["torch_found_in"] == python_org.site_packages
     assert str(other / "python.exe") in f.explanation.render("en")
     assert all(c.startswith(f'"{b.prefix / "python.exe"}" -m pip install torch') for c in all_commands(f))
+
+
+def test_store_python_examined_from_wsl_finds_its_users_local_cache_without_localappdata(tmp_path):
+    """From WSL (/mnt/c/...) this process has no LOCALAPPDATA: the one user folder of the drive that holds the
+    Store package's LocalCache is its user base; with two such users, none is guessed."""
+    drive = tmp_path / "mnt" / "c"
+    b = EnvBuilder(
+        drive / "Program Files" / "WindowsApps" / STORE_FOLDER, os="windows", layout="store", python="3.12.7"
+    )
+    cache = drive / "Users" / "me" / "AppData" / "Local" / "Packages" / STORE_FAMILY / "LocalCache"
+    site = cache / "local-packages" / "Python312" / "site-packages"
+    b.pip_torch("2.5.1", site=site)
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert env.layout == "store"
+    assert [s.path for s in env.site_dirs if s.kind == "user"] == [site]
+    assert env.distributions and env.distributions[0].name == "torch"
+    (drive / "Users" / "you" / "AppData" / "Local" / "Packages" / STORE_FAMILY / "LocalCache" / "local-packages").mkdir(
+        parents=True
+    )
+    env, _ = load_environment(b.prefix, use_live_host=False)
+    assert [s for s in env.site_dirs if s.kind == "user"] == []
+
+
+# --- WSL 2: the Windows driver's CUDA bridge in /usr/lib/wsl/lib ------------------------------------------------
+
+
+def _wsl2_root(tmp_path: Path, *, linux_driver: bool = False) -> Path:
+    """The machine's root as WSL 2 leaves it (microsoft/WSL2-Linux-Kernel's release string; the driver's
+    libcuda mapped into /usr/lib/wsl/lib, NVIDIA's CUDA on WSL guide), optionally with a Linux driver's libcuda
+    installed by apt beside it."""
+    root = tmp_path / "machine"
+    (root / "proc" / "sys" / "kernel").mkdir(parents=True)
+    (root / "proc" / "sys" / "kernel" / "osrelease").write_text("5.15.167.4-microsoft-standard-WSL2\n")
+    bridge = root / "usr" / "lib" / "wsl" / "lib"
+    bridge.mkdir(parents=True)
+    (bridge / "libcuda.so.1.1").write_bytes(b"\x7fELF")
+    (bridge / "libcuda.so.1").symlink_to("libcuda.so.1.1")
+    if linux_driver:
+        lib = root / "usr" / "lib" / "x86_64-linux-gnu"
+        lib.mkdir(parents=True)
+        (lib / "libcuda.so.560.35.03").write_bytes(b"\x7fELF")
+        (lib / "libcuda.so.1").symlink_to("libcuda.so.560.35.03")
+        info = root / "var" / "lib" / "dpkg" / "info"
+        info.mkdir(parents=True)
+        (info / "libnvidia-compute-560:amd64.list").write_text("/usr/lib/x86_64-linux-gnu/libcuda.so.1\n")
+    return root
+
+
+def test_wsl2_cuda_venv_healthy_twin_is_clean_and_its_driver_is_the_windows_one(tmp_path):
+    b = EnvBuilder(tmp_path / "home" / "me" / "venv", layout="venv")
+    b.pip_torch("2.5.1", cuda="12.4")
+    b.dist("torchvision", "0.20.1", requires=["torch==2.5.1"])
+    root = _wsl2_root(tmp_path)
+    env, host = load_environment(b.prefix, use_live_host=False, system_root=root)
+    report = check_environment(env, host)
+    ids = [f.id for f in report.findings]
+    assert "TC502" not in ids and "TC505" not in ids  # no "no driver": the Windows driver is the driver
+    assert [f.id for f in report.findings if f.severity.value in ("error", "warning")] == []
+
+
+def test_wsl2_with_a_linux_driver_installed_is_named_with_the_apt_packages_to_remove(tmp_path):
+    b = EnvBuilder(tmp_path / "home" / "me" / "venv", layout="venv")
+    b.pip_torch("2.5.1", cuda="12.4")
+    root = _wsl2_root(tmp_path, linux_driver=True)
+    env, host = load_environment(b.prefix, use_live_host=False, system_root=root)
+    [f] = [f for f in check_environment(env, host).findings if f.id == "TC505"]
+    assert variant_of(f) == "linux_driver" and f.severity.value == "warning"
+    assert f.fixes[0].commands == ("sudo apt-get remove --purge libnvidia-compute-560", "sudo ldconfig")
+
+
+def test_wsl2_is_named_in_the_markdown_report(tmp_path):
+    from conda_torchcheck.render.markdown import render_markdown
+
+    b = EnvBuilder(tmp_path / "home" / "me" / "venv", layout="venv")
+    b.pip_torch("2.5.1", cuda="12.4")
+    env, host = load_environment(b.prefix, use_live_host=False, system_root=_wsl2_root(tmp_path))
+    assert "| OS | Linux (WSL 2) (linux-64), examined from another machine or OS |" in render_markdown(
+        check_environment(env, host)
+    )
