@@ -155,7 +155,9 @@ def report(results: Sequence[tuple[str, list[Any], str | None]], stream: TextIO,
         for f in shown if not quiet else [f for f in shown if f.severity is Severity.ERROR]:
             sev = translate(f"severity.{f.severity.value}")
             print(f"  {sev.upper()} {f.id} {f.title.render()}", file=stream)
+        # one hint per line: where the details are, and how to rewrite the file
         print("  " + translate("envspec.cli.hook_more", file=path), file=stream)
+        print("  " + translate("envspec.cli.hook_rewrite", file=path), file=stream)
     return errors
 
 

@@ -58,6 +58,10 @@ def test_pre_command_warns_on_stderr(fake_conda, tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "TC605" in captured.err and "spec fix" in captured.err
+    lines = captured.err.splitlines()
+    # one hint per line (they used to run onto one line, three spaces apart)
+    assert lines[-2] == f"  Details and fixes: conda torchcheck spec check {f}"
+    assert lines[-1] == f"  Rewrite it (a diff first; --write changes the file): conda torchcheck spec fix {f}"
 
 
 def test_pre_command_old_conda_string_file(fake_conda, tmp_path, capsys):

@@ -195,3 +195,16 @@ def test_after_install_lines(fixed):
         lines = summary_lines(str(b.prefix), findings)
         blocks[name] = _normalised("\n".join(lines), {str(b.prefix): "<prefix>"})
     _compare("after-install.txt", "".join(f"## {name}\n{text}\n\n" for name, text in blocks.items()))
+
+
+def test_env_file_warning_before_conda_env_create(tmp_path):
+    """What `conda env create -f environment.yml` prints before the solve for a companion of another torch."""
+    import io
+
+    from conda_torchcheck.envspec import conda_integration
+
+    spec = tmp_path / "environment.yml"
+    spec.write_text("name: t\nchannels:\n  - conda-forge\ndependencies:\n  - pytorch=2.5.1\n  - torchvision=0.15.2\n")
+    stream = io.StringIO()
+    conda_integration.report(conda_integration.check_files([str(spec)]), stream)
+    _compare("env-file-warning.txt", _normalised(stream.getvalue(), {str(spec): "<file>"}))
