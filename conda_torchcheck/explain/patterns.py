@@ -403,7 +403,7 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
 
 #: the table's files, ``error_patterns/<area>.toml``, in the order their patterns are tried (the order breaks
 #: ties between hits at the same offset); the language is docs/explain.md's, its schema error_patterns.schema.json
-AREAS = ("base", "windows", "linux", "cuda", "generic", "macos", "extensions", "pip", "causes", "clues")
+AREAS = ("base", "windows", "linux", "cuda", "generic", "macos", "extensions", "raised", "pip", "causes", "clues")
 
 
 def merge_areas(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

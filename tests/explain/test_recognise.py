@@ -466,6 +466,43 @@ CASES = [
         "app-python-version-check",
         {"tested_python": "3.10", "python": "3.11"},
     ),
+    # messages the torch family raises itself (error_patterns/raised.toml), as their raise sites write them
+    (
+        (
+            "RuntimeError: Detected that PyTorch and TorchAudio were compiled with different CUDA versions. PyTorch "
+            "has CUDA version 11.8 whereas TorchAudio has CUDA version 11.7. Please install the TorchAudio version"
+        ),
+        "torchaudio-cuda-mismatch",
+        {"torch_cuda": "11.8", "audio_cuda": "11.7"},
+    ),
+    ('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"', "hip-no-binary-for-gpu", {}),
+    (
+        (
+            "RuntimeError:\nThe detected CUDA version (11.5) mismatches the version that was used to compile\n"
+            "PyTorch (12.1). Please make sure to use the same CUDA versions."
+        ),
+        "cpp-extension-cuda-mismatch",
+        {"system_cuda": "11.5", "torch_cuda": "12.1"},
+    ),
+    (
+        "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+        "cpp-extension-no-cuda-home",
+        {},
+    ),
+    ("ImportError: FFmpeg libraries are not found. Please install FFmpeg.", "ffmpeg-not-found", {}),
+    (
+        (
+            "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up "
+            "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start."
+        ),
+        "cuda-unknown-error",
+        {},
+    ),
+    (
+        "ValueError: libcublas.so.*[0-9] not found in the system path ['/home/u/venv/lib/python3.10/site-packages']",
+        "preload-cuda-deps-not-found",
+        {"library": "libcublas.so.*[0-9]"},
+    ),
 ]
 
 
