@@ -296,6 +296,12 @@ CHECKS: tuple[Emitter, ...] = (
         platforms=LINUX,
     ),
     Emitter(
+        "linux_gpu_state",
+        _CHECKS + "linux_gpu_state",
+        "the GPU driver's kernel module against its user-space library, and the GPU device files this user can open",
+        platforms=LINUX,
+    ),
+    Emitter(
         "linux_wsl",
         _CHECKS + "linux_wsl",
         "WSL: the Windows driver's CUDA bridge in /usr/lib/wsl/lib, and Linux drivers installed beside it",
@@ -614,6 +620,10 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "WSL: the GPU is the Windows driver's, and it is not reachable as this CUDA build needs",
         variants=("wsl1", "no_bridge", "linux_driver"),
     ),
+    FindingSpec(
+        "TC506", ERROR, "linux_gpu_state", "the NVIDIA kernel module and its user-space driver are different releases"
+    ),
+    FindingSpec("TC507", ERROR, "linux_gpu_state", "this user cannot open the GPU's device files"),
     FindingSpec("TC601", WARNING, "envspec.channels_missing", "the file names no channels"),
     FindingSpec(
         "TC602",

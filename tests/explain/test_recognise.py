@@ -503,6 +503,36 @@ CASES = [
         "preload-cuda-deps-not-found",
         {"library": "libcublas.so.*[0-9]"},
     ),
+    (
+        (
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+            "functions before calling NumCudaDevices() that might have already set an error? Error 803: system has "
+            "unsupported display driver / cuda driver combination"
+        ),
+        "cuda-driver-mismatch-803",
+        {},
+    ),
+    (
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+            "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on "
+            "non supported HW"
+        ),
+        "cuda-forward-compat-804",
+        {},
+    ),
+    ("RuntimeError: No HIP GPUs are available", "no-gpus-available", {"backend": "HIP"}),
+    (
+        "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
+        "cuda-driver-init-failed",
+        {},
+    ),
+    ("RuntimeError: Numpy is not available", "numpy-not-available", {}),
+    (
+        "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.",
+        "ptx-unsupported-toolchain",
+        {},
+    ),
 ]
 
 
