@@ -533,6 +533,21 @@ CASES = [
         "ptx-unsupported-toolchain",
         {},
     ),
+    (
+        "AttributeError: module 'torch.utils._pytree' has no attribute 'register_pytree_node'",
+        "torch-api-missing",
+        {"module": "torch.utils._pytree", "attribute": "register_pytree_node"},
+    ),
+    (
+        "ModuleNotFoundError: No module named 'torchvision.transforms.functional_tensor'",
+        "torchvision-module-removed",
+        {"module": "torchvision.transforms.functional_tensor"},
+    ),
+    (
+        "ImportError: cannot import name 'packaging' from 'pkg_resources' (/u/venv/lib/python3.10/site-packages/pkg_resources/__init__.py)",  # noqa: E501
+        "setuptools-api-removed",
+        {},
+    ),
 ]
 
 
