@@ -177,6 +177,7 @@ _MESSAGE_FIELDS = (
     "site_path",
     "needed_gcc",
     "library_role",
+    "dll_role",
     "library_cuda",
     "provider",
     "provider_cuda",

@@ -143,6 +143,16 @@ def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
         )
         if site:
             out.setdefault("package", site.group(1))
+    dll = out.get("dll")
+    if dll and out.get("dll_path"):
+        # whose DLL Windows failed to load: torch's own, a companion's or another package's (dgl\dgl.dll,
+        # xformers, torch_scatter): the same [[library_role]] table as the Linux paths
+        role = library_role(dll, out["dll_path"], tbl)
+        if role:
+            out["dll_role"] = role
+        site = _SITE_PACKAGE.search(out["dll_path"])
+        if site:
+            out.setdefault("package", site.group(1))
     if "frame_package" in out:
         out.setdefault("package", out["frame_package"])
     versions = out.get("versions")
