@@ -360,6 +360,13 @@ RULES: tuple[Emitter, ...] = (
         "envspec.python_range", _RULES + "python_range", "a Python outside what the file's torch supports", kind=RULE
     ),
     Emitter("envspec.unpinned", _RULES + "unpinned", "an unpinned torch family", kind=RULE),
+    Emitter(
+        "envspec.torch_by_dependency",
+        _RULES + "torch_by_dependency",
+        "torch arriving only as another package's dependency",
+        kind=RULE,
+    ),
+    Emitter("envspec.file_keys", _RULES + "file_keys", "what conda refuses or ignores in the file itself", kind=RULE),
     Emitter("envspec.family_channels", _RULES + "family_channels", "the torch family from two builders", kind=RULE),
     Emitter(
         "envspec.cudatoolkit",
@@ -729,6 +736,14 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "the file wants CUDA, but its torch resolves to a CPU build",
         variants=("pypi_windows", "pytorch_channel"),
     ),
+    FindingSpec(
+        "TC618",
+        WARNING,
+        "envspec.file_keys",
+        "conda refuses or ignores part of the file",
+        variants=("ignored_key", "bad_name", "reserved_name"),
+    ),
+    FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),
     FindingSpec(
         "TC701",
         ERROR,

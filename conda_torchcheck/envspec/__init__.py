@@ -57,9 +57,12 @@ class CheckResult:
         from conda_torchcheck.render.text import render_finding
 
         out: list[str] = []
-        if not self.has_torch:
+        if not self.has_torch and not self.findings:
             return translate("envspec.cli.no_torch", lang, file=self.path) + "\n"
-        out.append(_torch_line(self.path, self.torch, lang))
+        if self.has_torch:
+            out.append(_torch_line(self.path, self.torch, lang))
+        else:  # what conda makes of the file itself, or torch coming in as another package's dependency
+            out.append(translate("envspec.cli.no_torch_named", lang, file=self.path))
         out.append("")
         if not self.findings:
             out.append(translate("envspec.cli.clean", lang, file=self.path))

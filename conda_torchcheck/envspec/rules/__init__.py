@@ -41,10 +41,9 @@ def rules() -> tuple[Rule, ...]:
 def check_file(file: EnvFile, *, command: str = "conda-torchcheck") -> list[Finding]:
     """Every TC6xx finding for ``file``, errors first, in file order within a severity."""
     intent = analyse(file)
-    if not intent.has_torch:
-        return []
     ctx = RuleContext(intent, command)
-    found = [with_check(f, rule.name) for rule in rules() for f in rule.run(ctx)]
+    wanted = [rule for rule in rules() if intent.has_torch or rule.whole_file]
+    found = [with_check(f, rule.name) for rule in wanted for f in rule.run(ctx)]
     return sorted(found, key=lambda f: (f.severity.rank, _first_line(f), f.id))
 
 

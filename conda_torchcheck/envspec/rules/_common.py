@@ -39,12 +39,17 @@ class Rule:
     ids: tuple[str, ...]
     summary: str
     run: Callable[[RuleContext], Iterator[Finding]]
+    #: runs on files that name no torch package too (what conda makes of the file itself; torch arriving only as
+    #: another package's dependency); the others run only where the file names torch
+    whole_file: bool = False
 
     @classmethod
-    def declared(cls, module: str, run: Callable[[RuleContext], Iterator[Finding]]) -> Rule:
+    def declared(
+        cls, module: str, run: Callable[[RuleContext], Iterator[Finding]], *, whole_file: bool = False
+    ) -> Rule:
         """The rule of ``module`` (its ``__name__``) as conda_torchcheck.registry declares it, running ``run``."""
         entry = registry.emitter_of_module(module)
-        return cls(entry.name, entry.ids, entry.summary, run)
+        return cls(entry.name, entry.ids, entry.summary, run, whole_file)
 
 
 def at(dep: CondaDep | PipItem) -> dict[str, Any]:

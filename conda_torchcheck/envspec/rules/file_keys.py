@@ -1,0 +1,54 @@
+"""TC618: what conda itself refuses or ignores in the file, before any package is solved: a top-level section
+that is not an environment-file key (dropped: "EnvironmentSectionNotValid"), or an env name conda refuses (a
+path, a space, `:` or `#`; a reserved name). Read from conda's own source (knowledge/env_files.toml
+[conda_env_file])."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.envspec.intent import facts
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, ev
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+
+def file_keys(ctx: RuleContext) -> Iterator[Finding]:
+    root = ctx.file.root
+    if root is None or type(root).__name__ != "MappingNode":
+        return
+    rules = facts()["conda_env_file"]
+    valid = set(rules["valid_keys"]) | set(rules.get("other_tools_keys", ()))
+    ignored = [
+        (str(key.value), key.start_mark.line + 1)
+        for key, _ in root.value
+        if type(key).__name__ == "ScalarNode" and str(key.value) not in valid
+    ]
+    if ignored:
+        yield finding(
+            "TC618",
+            Severity.WARNING,
+            variant="ignored_key",
+            keys=", ".join(k for k, _ in ignored),
+            evidence=ev(ctx, ignored=[{"line": line, "key": key} for key, line in ignored]),
+            fixes=[Fix("file", msg("TC618.ignored_key.fix"))],
+        )
+    name = ctx.file.name
+    if name is None:
+        return
+    bad = [c for c in rules["name_disallowed_chars"] if c in name]
+    reserved = name in rules["reserved_names"]
+    if bad or reserved:
+        line = next((k.start_mark.line + 1 for k, _ in root.value if str(getattr(k, "value", "")) == "name"), 1)
+        yield finding(
+            "TC618",
+            Severity.ERROR,
+            variant="reserved_name" if reserved else "bad_name",
+            name=name,
+            characters=" ".join(repr(c) for c in bad),
+            evidence=ev(ctx, name={"line": line, "value": name}),
+            fixes=[Fix("file", msg("TC618.name.fix"))],
+        )
+
+
+RULE = Rule.declared(__name__, file_keys, whole_file=True)

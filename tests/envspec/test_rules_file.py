@@ -1,0 +1,44 @@
+"""TC618 (what conda refuses or ignores in the file itself) and TC619 (torch only as another package's
+dependency): both run on files that name no torch package too."""
+
+from __future__ import annotations
+
+from conda_torchcheck.envspec import check_text
+from tests.envspec.test_rules import env, found
+
+
+def test_no_torch_and_nothing_else_is_still_silent():
+    assert found(env(["conda-forge"], ["python=3.12", "numpy"])) == {}
+
+
+def test_a_section_conda_ignores_is_named_with_its_line():
+    text = "name: t\nchannels:\n  - conda-forge\nchannel_priority: strict\ndependencies:\n  - pytorch=2.5.1\n"
+    f = found(text)["TC618.ignored_key"]
+    assert f.severity.value == "warning" and f.evidence["ignored"] == [{"line": 4, "key": "channel_priority"}]
+
+
+def test_conda_locks_platforms_key_is_not_reported():
+    text = "name: t\nchannels:\n  - conda-forge\ndependencies:\n  - pytorch=2.5.1\nplatforms:\n  - linux-64\n"
+    assert "TC618.ignored_key" not in found(text)
+
+
+def test_an_env_name_conda_refuses():
+    f = found("name: /home/me/envs/t\ndependencies:\n  - numpy\n")["TC618.bad_name"]
+    assert f.severity.value == "error" and f.evidence["name"] == {"line": 1, "value": "/home/me/envs/t"}
+    assert "reserved_name" in str(found("name: base\ndependencies:\n  - numpy\n"))
+    assert found("name: my-env_2.1\ndependencies:\n  - numpy\n") == {}
+
+
+def test_torch_only_through_a_dependency_conda_and_pip():
+    f = found(env(["conda-forge"], ["python=3.10", "torchmetrics=0.6.0"], pip=["sentence-transformers"]))["TC619"]
+    assert [b["entry"] for b in f.evidence["brought_by"]] == ["torchmetrics=0.6.0", "sentence-transformers"]
+    # torch named: the dependency brings nothing unasked for
+    assert "TC619" not in found(env(["conda-forge"], ["pytorch=2.5.1", "torchmetrics"]))
+    # a package whose torch is optional (torch-geometric 2.3+) brings none
+    assert "TC619" not in found(env(["conda-forge"], ["python=3.10"], pip=["torch-geometric"]))
+
+
+def test_the_text_of_a_file_without_torch_shows_its_findings():
+    result = check_text("name: t\nfoo: 1\ndependencies:\n  - numpy\n")
+    assert not result.has_torch
+    assert "names no torch package" in result.render_text() and "TC618" in result.render_text()
