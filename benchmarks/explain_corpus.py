@@ -95,14 +95,44 @@ def load_truth(path: Path) -> dict[str, Any]:
     return load_toml_text(path.read_text(encoding="utf-8"))
 
 
+def report_set(name: str) -> str:
+    """The set a report belongs to: the letters its name starts with (``p`` for p003, ``issue-22`` stays whole)."""
+    letters = name.rstrip("0123456789")
+    return letters or name
+
+
+_WITHOUT: dict[str, Any] = {}
+
+
+def _index_without(set_name: str) -> Any:
+    """The shipped similar-reports index without one set's reports: a paste must not find its own thread (the
+    in-sample score is leave-one-set-out for the similar reports, as benchmarks/similar_reports.py evaluates them;
+    a first-pass set is not in the index at all)."""
+    from conda_torchcheck.explain import similar
+
+    if set_name not in _WITHOUT:
+        full = similar.shipped_index()
+        _WITHOUT[set_name] = similar.Index(r for r in full.reports if report_set(r.id) != set_name)
+    return _WITHOUT[set_name]
+
+
 def score_case(txt: Path) -> CaseResult | None:
     meta_path = txt.with_suffix(".toml")
     if not meta_path.is_file():
         return None
     meta = load_truth(meta_path)
     text = decode_input(txt.read_bytes())
+    from conda_torchcheck.explain import similar
+
+    index = _index_without(report_set(txt.stem))
     start = time.perf_counter()
-    result = explain(text, source="file")
+    real = similar.similar_reports
+    similar.similar_reports = lambda t, k=3: index.nearest(t, k)
+    try:
+        result = explain(text, source="file")
+        _ = result.similar  # computed here, while the index leaves the paste's own set out
+    finally:
+        similar.similar_reports = real
     ranked = result.likely_causes
     decision = result.decision
     seconds = time.perf_counter() - start

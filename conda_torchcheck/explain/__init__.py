@@ -68,6 +68,31 @@ class Explanation:
     def recognised(self) -> bool:
         return bool(self.diagnoses)
 
+    @cached_property
+    def similar_causes(self) -> list[str]:
+        """The causes the nearest resolved reports established, nearest first, each once (known ids only)."""
+        from conda_torchcheck.explain.patterns import table
+
+        causes = table().causes
+        aliases = {a: c.id for c in causes.values() for a in c.aliases}
+        # a neighbour's cause for another OS than the one the paste shows is no lead here
+        paste_os = self.clues.facts.get("os")
+        out: list[str] = []
+        for n in self.similar:
+            for c in n.report.causes:
+                cid = aliases.get(c, c)
+                cause = causes.get(cid)
+                if cause is None or cid in out or (paste_os and cause.applies.os and paste_os not in cause.applies.os):
+                    continue
+                out.append(cid)
+        return out
+
+    @property
+    def leads_from_similar(self) -> bool:
+        """Nothing in the text was recognised, but resolved reports near it point at causes: those are leads to
+        check, listed as such (never a diagnosis of this text)."""
+        return not self.diagnoses and bool(self.similar_causes)
+
     @property
     def confirmed(self) -> bool:
         return any(d.root_cause is not None for d in self.diagnoses)
@@ -87,6 +112,8 @@ class Explanation:
         cause marked ``defer`` (importing torch first) waits when the paste shows other errors too. A confirmed
         root cause comes first of all.
         """
+        if not self.diagnoses:
+            return list(self.similar_causes)
         from conda_torchcheck.explain.patterns import table
 
         tbl = table()
@@ -132,6 +159,11 @@ class Explanation:
             "source": self.source,
             "recognised": [d.to_dict(lang) for d in self.diagnoses],
             "likely_causes": self.likely_causes,
+            # where the ranking comes from: the errors recognised in the text, or (nothing recognised) the causes
+            # the nearest resolved reports established, as leads
+            "likely_causes_from": "similar_reports"
+            if self.leads_from_similar
+            else ("text" if self.diagnoses else None),
             "decision": self.decision.to_dict(lang),
             "similar_reports": [n.to_dict() for n in self.similar],
             "clues": sorted(self.clues.ids),

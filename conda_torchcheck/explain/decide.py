@@ -82,7 +82,7 @@ class Decision:
 def decide(expl: Explanation) -> Decision:
     """The decision on the paste's first cause (``Explanation.likely_causes[0]``)."""
     ranked = expl.likely_causes
-    if not ranked:
+    if not ranked or not expl.diagnoses:  # leads from similar reports decide nothing about this text
         return Decision(False, NOTHING, decider="error-text")
     first_id = ranked[0]
     if any(d.root_cause is not None and d.root_cause.id == first_id for d in expl.diagnoses):

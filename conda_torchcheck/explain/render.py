@@ -114,6 +114,19 @@ def decision_line(expl: Explanation, lang: str | None) -> str:
     )
 
 
+def _lead_lines(expl: Explanation, lang: str | None) -> list[str]:
+    """The causes the nearest resolved reports established, as leads to check (the text itself decided none)."""
+
+    lines = wrap(translate("explain.leads.header", lang), "")
+    for i, cid in enumerate(expl.similar_causes[:3], 1):
+        number = f"{i}. "
+        title = translate(f"explain.cause.{cid}.title", lang)
+        lines.extend(wrap(f"{number}{title}", "  ", hang="  " + " " * len(number)))
+        tell = translate(f"explain.cause.{cid}.tell", lang)
+        lines.extend(wrap(labelled("explain.how_to_tell", tell, lang), "     "))
+    return lines
+
+
 def similar_lines(expl: Explanation, lang: str | None) -> list[str]:
     """The nearest resolved public threads, each with the cause it established (never stated as this one's)."""
     near = expl.similar
@@ -158,6 +171,8 @@ def render_explanation_text(
         out.extend(wrap(note.render(lang), ""))
     if not expl.diagnoses:
         out.append(translate("explain.nothing", lang))
+        if expl.leads_from_similar:
+            out.extend(_lead_lines(expl, lang))
         out.extend(wrap(translate("explain.nothing_hint", lang), ""))
     else:
         out.append(translate("explain.header", lang, count=len(expl.diagnoses), source=source_label(expl.source, lang)))

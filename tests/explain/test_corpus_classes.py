@@ -23,7 +23,10 @@ FINDING_PAGES = Path(__file__).resolve().parents[2] / "conda_torchcheck" / "docs
 
 
 def ranked(text: str) -> list[str]:
-    return explain(text).likely_causes
+    """The causes the text's own errors rank (the leads of similar reports, shown when nothing is recognised,
+    are not the table's reading of the text)."""
+    expl = explain(text)
+    return expl.likely_causes if expl.recognised else []
 
 
 def first(text: str) -> str:

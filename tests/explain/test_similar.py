@@ -50,3 +50,29 @@ def test_leave_one_set_out_floor():
     n = sum(s["all"]["n"] for s in per_set.values())
     hit3 = sum(s["all"]["hit3"] for s in per_set.values())
     assert hit3 / n >= 0.60
+
+
+def test_with_nothing_recognised_the_nearest_reports_causes_are_leads_never_a_decision():
+    """A text no pattern reads (a description of a crash): the causes the nearest resolved reports established
+    rank the paste as leads, labelled so in text and JSON; the decision stays 'not recognised'."""
+    from conda_torchcheck.explain.render import render_explanation_text
+
+    expl = explain("my program crashes when i start training, the window just closes, torch 2.1 conda windows gpu")
+    assert not expl.recognised and expl.similar
+    assert expl.leads_from_similar and expl.likely_causes == expl.similar_causes
+    doc = expl.to_dict()
+    assert doc["likely_causes_from"] == "similar_reports" and doc["decision"]["decided"] is False
+    assert "Leads, not a diagnosis" in render_explanation_text(expl)
+
+
+def test_leads_for_another_os_than_the_paste_shows_are_left_out():
+    from conda_torchcheck.explain.patterns import table
+
+    expl = explain("my program crashes when i start training, the window just closes, torch 2.1 conda windows gpu")
+    causes = table().causes
+    assert any(causes[c].applies.os == ("darwin",) for c in expl.similar_causes)  # a macOS cause among the leads
+    expl.clues.facts["os"] = "windows"
+    del expl.__dict__["similar_causes"]
+    assert expl.similar_causes and all(
+        not causes[c].applies.os or "windows" in causes[c].applies.os for c in expl.similar_causes
+    )
