@@ -548,6 +548,25 @@ CASES = [
         "setuptools-api-removed",
         {},
     ),
+    (
+        "RuntimeError: Cannot find a working triton installation. Either the package is not installed or it is too old.",  # noqa: E501
+        "triton-not-working",
+        {},
+    ),
+    (
+        (
+            "NotImplementedError: The operator 'aten::upsample_bicubic2d.out' is not currently implemented for the "
+            "MPS device. If you want this op to be added in priority during the prototype phase of this feature, "
+            "please comment on https://github.com/pytorch/pytorch/issues/77764."
+        ),
+        "mps-op-not-implemented",
+        {"op": "aten::upsample_bicubic2d.out"},
+    ),
+    (
+        "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. Please use float32 instead.",  # noqa: E501
+        "mps-float64",
+        {},
+    ),
 ]
 
 
