@@ -178,6 +178,7 @@ _MESSAGE_FIELDS = (
     "needed_gcc",
     "library_role",
     "dll_role",
+    "loader_package",
     "library_cuda",
     "provider",
     "provider_cuda",

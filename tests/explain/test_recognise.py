@@ -751,3 +751,19 @@ def test_distinct_errors_past_the_cap_are_said_not_dropped():
     assert len(matches) == rec.DISTINCT_PER_PATTERN
     assert matches[-1].more_distinct == 7 and all(m.more_distinct == 0 for m in matches[:-1])
     assert matches[-1].to_dict()["more_distinct"] == 7
+
+
+def test_a_winerror_127_from_another_packages_load_library_is_that_package_first():
+    from conda_torchcheck.explain import explain
+
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "C:\\Users\\me\\venv\\lib\\site-packages\\torch_scatter\\__init__.py", line 16, in <module>\n'
+        "    torch.ops.load_library(spec.origin)\n"
+        '  File "C:\\Users\\me\\venv\\lib\\site-packages\\torch\\_ops.py", line 1295, in load_library\n'
+        "    ctypes.CDLL(path)\n"
+        "OSError: [WinError 127] The specified procedure could not be found"
+    )
+    [d] = explain(text).diagnoses
+    assert d.match.fields["loader_package"] == "torch_scatter"
+    assert d.causes[0].id == "extension-for-other-torch"
