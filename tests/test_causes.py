@@ -228,3 +228,61 @@ def test_another_torch_build_loaded_is_an_error_on_macos_and_windows():
         Severity.ERROR,
         Severity.WARNING,
     ]
+
+
+def test_torch_libraries_of_another_torch_follow_from_the_preload_that_loads_it():
+    shadow = finding(
+        "TC404",
+        Severity.WARNING,
+        evidence={
+            "library": "libc10.so",
+            "loaded_copy": "/other/lib/libc10.so",
+            "shadowed_copy": "/e/torch/lib/libc10.so",
+        },
+    )
+    missing = finding(
+        "TC401", Severity.ERROR, evidence={"library": "libtorch_cpu.so", "needed_by": ["/other/lib/libc10.so"]}
+    )
+    [root] = follow_consequences([missing, shadow], "/e/torch")
+    assert (root.id, root.severity, [c.id for c in root.consequences]) == ("TC404", Severity.ERROR, ["TC401"])
+
+
+def test_a_torch_library_found_elsewhere_in_place_of_torchs_own_is_an_error():
+    """torch/lib/libc10.so missing, a libtorch copy in /usr/local/lib (ld.so.cache) loads instead."""
+    other = finding(
+        "TC406",
+        Severity.INFO,
+        evidence={
+            "library": "libc10.so",
+            "expected": "/e/torch/lib/libc10.so",
+            "loaded_copy": "/usr/local/lib/libc10.so",
+        },
+    )
+    plain = finding(
+        "TC406",
+        Severity.INFO,
+        evidence={
+            "library": "libgomp.so.1",
+            "expected": "/e/torch/lib/libgomp.so.1",
+            "loaded_copy": "/lib/libgomp.so.1",
+        },
+    )
+    assert [f.severity for f in follow_consequences([other, plain], "/e/torch")] == [Severity.ERROR, Severity.INFO]
+
+
+def test_what_the_torch_on_pythonpath_lacks_follows_from_it(make_env, tmp_path):
+    """A PyTorch source checkout on PYTHONPATH: its missing _C and libraries, and its lack of metadata, are the
+    consequences of the entry (one cause, unset PYTHONPATH), not a reinstall of the env's own torch."""
+    checkout = tmp_path / "pytorch"
+    (checkout / "torch").mkdir(parents=True)
+    (checkout / "torch" / "__init__.py").write_text("", encoding="utf-8")
+    (checkout / "torch" / "version.py").write_text("__version__ = '2.5.1'\n", encoding="utf-8")
+    builder = make_env(layout="venv")
+    _pip_torch(builder, {})
+    env, host = load_environment(builder.prefix, host_overrides={"PYTHONPATH": str(checkout)})
+    report = check_environment(env, host)
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert [f.id for f in errors] == ["TC206"], [(f.id, f.evidence) for f in report.findings]
+    [cause] = errors
+    assert {c.id for c in cause.consequences} <= {"TC401", "TC204"} and cause.consequences
+    assert [c for fix in cause.fixes for c in fix.commands] == ["unset PYTHONPATH"]
