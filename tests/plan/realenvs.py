@@ -1,11 +1,21 @@
 """Real envs for the plan and repair tests and benchmarks/repair.py: a venv with the real torch 2.13.0+cpu wheel
 installed by pip, a local folder of real wheels to repair from (``--no-index --find-links``), and the ways the
-suite breaks such an env, each a function of the env's clone.
+suite breaks such an env, each a function of the env's clone that returns the variables the user's shell has
+(LD_LIBRARY_PATH, LD_PRELOAD, PYTHONPATH).
+
+The classes are the ones users hit on a pip venv: torch's files removed or cut short (an interrupted install, a
+full disk, antivirus), a dependency torch imports at start-up missing or too old, a library of another build
+or an old system library first in the process (LD_LIBRARY_PATH, LD_PRELOAD), another torch first on sys.path
+(a source checkout or a script named torch.py on PYTHONPATH). Each really breaks ``import torch`` (the tests
+check it before anything else). Not here, because the import works: a stale torch dist-info beside the current
+one, torch's own libgomp removed (the system's loads and has every version torch needs), a library made
+unreadable by its mode (this user may be root).
 
 The wheel folder holds the torch wheel (tests/realdata.py's cache) and what the repairs install, fetched once by
 pip from its configured sources (``pip download --no-deps``): the torchvision releases for torch 2.13 and 2.14,
-pillow, numpy and typing-extensions. Nothing here is a stand-in except the old libstdc++ (a generated ELF with
-chosen version nodes) and another build's library (a real torch library under another file name).
+pillow, numpy and typing-extensions (the newest, and 4.5.0 for the too-old class). Nothing here is a stand-in
+except the old libstdc++ (a generated ELF with chosen version nodes), the old libgomp (a prebuilt fixture with
+its sources in tests/fixtures/elf) and another build's library (a real torch library under another file name).
 """
 
 from __future__ import annotations
@@ -231,6 +241,14 @@ def _old_libstdcxx_preloaded(venv: Path, work: Path, house: Path) -> Variables:
     return {"LD_PRELOAD": str(folder / "libstdc++.so.6")}
 
 
+def _old_libgomp_preloaded(venv: Path, work: Path, house: Path) -> Variables:
+    """LD_PRELOAD of a libgomp (the usual answer to "cannot allocate memory in static TLS block"), here one older
+    than torch's own."""
+    return {
+        "LD_PRELOAD": str(Path(_old_libgomp_on_ld_library_path(venv, work, house)["LD_LIBRARY_PATH"]) / "libgomp.so.1")
+    }
+
+
 def _another_torch_library_preloaded(venv: Path, work: Path, house: Path) -> Variables:
     folder = Path(_another_torch_library_on_ld_library_path(venv, work, house)["LD_LIBRARY_PATH"])
     return {"LD_PRELOAD": str(folder / "libc10.so")}
@@ -281,6 +299,7 @@ BREAKAGES: dict[str, Breakage] = {
     "missing-libtorch-global-deps": _missing_libtorch_global_deps,
     "missing-libtorch-python": _missing_libtorch_python,
     "old-libstdcxx-preloaded": _old_libstdcxx_preloaded,
+    "old-libgomp-preloaded": _old_libgomp_preloaded,
     "another-torch-library-preloaded": _another_torch_library_preloaded,
     "torch-source-tree-on-pythonpath": _torch_source_tree_on_pythonpath,
     "torch-py-on-pythonpath": _torch_py_on_pythonpath,
