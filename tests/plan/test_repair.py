@@ -142,3 +142,20 @@ def test_conda_doctor_fix_applies_the_same_plan(real_env, tmp_path, capsys):
     assert len(asked) == 1
     assert step.commands[0] in capsys.readouterr().out
     assert realenvs.real_import(venv) is None
+
+
+def test_the_repair_verb_prints_a_variable_step_for_the_shell_and_rechecks_with_it(real_env, tmp_path, capsys):
+    """A torch.py on PYTHONPATH: `repair --yes` changes nothing in the env, prints `unset PYTHONPATH` for the
+    user's shell, and its re-check with PYTHONPATH as the step leaves it is clean."""
+    from conda_torchcheck.cli.main import main
+
+    venv, house, variables, _before = _broken(real_env, tmp_path, "torch-py-on-pythonpath")
+    before = sorted(p.name for p in realenvs.site(venv).iterdir())
+    code = main(["repair", "-p", str(venv), "--yes", "--env", f"PYTHONPATH={variables['PYTHONPATH']}"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    shell = out.split("For your shell", 1)[1]
+    assert "unset PYTHONPATH" in shell
+    assert "After: 0 error(s), 0 warning(s)" in out
+    assert sorted(p.name for p in realenvs.site(venv).iterdir()) == before
+    assert realenvs.real_import(venv, {"PYTHONPATH": ""}) is None
