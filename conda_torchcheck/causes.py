@@ -101,7 +101,9 @@ def torch_folders(*names: str) -> JoinKeys:
             value = evidence.get(name)
             for item in value if isinstance(value, (list, tuple)) else (value,):
                 text = str(item or "").split(" (", 1)[0]
-                path = text.split(" ", 1)[1] if text.startswith("path ") else text
+                step, _, rest = text.partition(" ")
+                # a search place names its step first ("path /x/torch/lib", "runpath /x"): the path follows
+                path = rest if rest and "/" not in step and "\\" not in step else text
                 parts = os.path.normpath(path).split(os.sep)
                 if "torch" in parts[1:]:
                     out.append(os.sep.join(parts[: len(parts) - parts[::-1].index("torch")]))

@@ -286,3 +286,21 @@ def test_what_the_torch_on_pythonpath_lacks_follows_from_it(make_env, tmp_path):
     [cause] = errors
     assert {c.id for c in cause.consequences} <= {"TC401", "TC204"} and cause.consequences
     assert [c for fix in cause.fixes for c in fix.commands] == ["unset PYTHONPATH"]
+
+
+def test_a_torch_library_from_elsewhere_in_place_of_a_missing_own_copy_is_an_error(make_env, tmp_path):
+    """minitorch (gcc-built) without its libtorch_cpu.so; another copy found elsewhere loads in its place (TC406,
+    an info for other libraries): a library of another torch build in the process, so an error."""
+    from tests.loader.linux_layouts import minitorch_env
+
+    builder = make_env(layout="venv")
+    pkg = minitorch_env(builder)
+    other = tmp_path / "usr-local-lib"
+    other.mkdir()
+    own = pkg / "lib" / "libtorch_cpu.so"
+    (other / "libtorch_cpu.so").write_bytes(own.read_bytes() + b"\0")  # another build's file
+    own.unlink()
+    report = _report(builder.prefix, str(other))
+    [f] = [f for f in report.findings if f.id == "TC406"]
+    assert f.evidence["loaded_copy"] == str(other / "libtorch_cpu.so")
+    assert f.severity is Severity.ERROR and report.has_errors

@@ -69,10 +69,10 @@ def _preloaded(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
     it, so it stands in for the copy torch would load, a torch library of another build included."""
     if not load.search.preload:
         return
-    needs: dict[str, object] = {}  # library name -> the first object that needs it (not the preload itself)
+    needs: dict[str, str] = {}  # library name -> the first object that needs it (not the preload itself)
     for module, dep in load.graph.iter_edges():
         if dep.kind != "preload":
-            needs.setdefault(dep.name, module)
+            needs.setdefault(dep.name, str(module.path))
     objects = {str(o.path): o for o in load.ldso.every_object}
     torch_lib = os.path.join(str(ctx.torch.package_dir), "lib") if ctx.torch.package_dir else None
     for _module, dep in load.graph.iter_edges():
@@ -85,7 +85,7 @@ def _preloaded(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
         if own and os.path.isfile(own) and os.path.realpath(own) != os.path.realpath(path):
             other: str | None = own
         else:
-            requirer = objects.get(str(getattr(needs.get(name), "path", "")))
+            requirer = objects.get(needs.get(name, ""))
             if requirer is None:
                 continue  # nothing torch loads asks for it by that name
             other, _how = load.ldso.alternative(name, requirer)
