@@ -11,8 +11,12 @@ commands (the same pip commands run by hand on a fresh copy of the same broken e
 report as ``check`` prints it (findings and the plan, without the target and summary lines) over its root causes.
 
 Summary: repaired share (target >= 95%), unintended torch changes shown, contradictions, lines per root cause
-(median, max). A class whose repair needs a wheel the folder cannot have offline (torchvision +cpu is only on
-download.pytorch.org) is counted as not repaired, and named.
+(median, max), repair's and pip's total time. A class whose repair needs a wheel the folder cannot have offline
+(torchvision +cpu is only on download.pytorch.org) is counted as not repaired, and named. A class fixed by a
+variable of the user's shell (LD_LIBRARY_PATH, LD_PRELOAD, PYTHONPATH: printed, never applied) counts as
+repaired only when the re-check and the real import with the variables as the plan leaves them are clean; the
+summary names those classes. The repair's time covers its checks too (undo record, re-check); pip's is the
+same pip commands alone.
 """
 
 from __future__ import annotations
@@ -99,7 +103,9 @@ def run(work: Path) -> dict:
                 "dropped": [(d.finding, d.reason) for d in plan.dropped],
                 "unintended_torch_changes": unintended,
                 "contradictions": contradictions(plan),
-                "how": "your shell's variables (printed)"
+                "how": "nothing offered"
+                if not plan.steps
+                else "your shell's variables (printed)"
                 if any(r.status == "printed" for r in outcome.runs)
                 else "applied",
                 "repaired": healthy,
@@ -120,6 +126,10 @@ def run(work: Path) -> dict:
             "lines_per_root_cause_median": statistics.median(lines_per_cause) if lines_per_cause else None,
             "lines_per_root_cause_max": max(lines_per_cause, default=None),
             "not_repaired": [r["class"] for r in rows if not r["repaired"]],
+            "repaired_through_the_shell": [r["class"] for r in rows if r["repaired"] and r["how"] != "applied"],
+            # the classes whose steps run pip: repair's whole time (check, plan, pip, re-check) beside pip alone
+            "repair_s_total_pip_classes": round(sum(r["repair_s"] for r in rows if r["package_manager_s"]), 1),
+            "package_manager_s_total": round(sum(r["package_manager_s"] or 0 for r in rows), 1),
         },
     }
 
