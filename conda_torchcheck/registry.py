@@ -604,9 +604,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "MPS (the Apple GPU) available, or not on this macOS or torch",
         variants=("no_backend", "old"),
     ),
-    FindingSpec(
-        "TC456", WARNING, "mac_loading", "torch's own dylib loads from outside torch", variants=("inserted",)
-    ),
+    FindingSpec("TC456", WARNING, "mac_loading", "torch's own dylib loads from outside torch", variants=("inserted",)),
     FindingSpec("TC457", ERROR, "mac_symbols", "Symbol not found (macOS)"),
     FindingSpec("TC501", ERROR, "cuda_driver", "the NVIDIA driver is too old for torch's CUDA"),
     FindingSpec("TC502", INFO, "cuda_driver", "no NVIDIA driver on a machine with a CUDA build of torch"),
