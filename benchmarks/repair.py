@@ -11,8 +11,12 @@ commands (the same pip commands run by hand on a fresh copy of the same broken e
 report as ``check`` prints it (findings and the plan, without the target and summary lines) over its root causes.
 
 Summary: repaired share (target >= 95%), unintended torch changes shown, contradictions, lines per root cause
-(median, max). A class whose repair needs a wheel the folder cannot have offline (torchvision +cpu is only on
-download.pytorch.org) is counted as not repaired, and named.
+(median, max), repair's and pip's total time. A class whose repair needs a wheel the folder cannot have offline
+(torchvision +cpu is only on download.pytorch.org) is counted as not repaired, and named. A class fixed by a
+variable of the user's shell (LD_LIBRARY_PATH, LD_PRELOAD, PYTHONPATH: printed, never applied) counts as
+repaired only when the re-check and the real import with the variables as the plan leaves them are clean; the
+summary names those classes. The repair's time covers its checks too (undo record, re-check); pip's is the
+same pip commands alone.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from conda_torchcheck.inventory import load_environment
 from conda_torchcheck.plan import PlanOptions, build_plan
 from conda_torchcheck.plan.actions import parse
-from conda_torchcheck.plan.build import TORCH_CHANGE_IS_THE_FIX
+from conda_torchcheck.plan.build import contradictions, unintended_torch_changes
 from conda_torchcheck.plan.repair import repair
 from conda_torchcheck.render.text import render_text
 from conda_torchcheck.report import check_environment
@@ -42,20 +46,6 @@ from tests.plan import realenvs
 def _check(venv: Path, variables: dict[str, str]):
     env, host = load_environment(venv, host_overrides=dict(variables) or None)
     return check_environment(env, host)
-
-
-def _contradictions(plan) -> int:
-    seen: dict[tuple[str, str], str] = {}
-    count = 0
-    for step in plan.steps:
-        for command in step.commands:
-            a = parse(command)
-            for target in a.targets:
-                effect = f"{a.manager} {a.effect(target)}"
-                if target in seen and seen[target] != effect:
-                    count += 1
-                seen.setdefault(target, effect)
-    return count
 
 
 def _manager_time(base: Path, house: Path, work: Path, name: str, plan) -> float:
@@ -82,9 +72,8 @@ def run(work: Path) -> dict:
         venv = realenvs.clone(base, work / name)
         extra = work / f"{name}-extra"
         extra.mkdir(parents=True, exist_ok=True)
-        llp = realenvs.BREAKAGES[name](venv, extra, house)
-        variables = {"LD_LIBRARY_PATH": llp} if llp else {}
-        broken_import = realenvs.real_import(venv, llp)
+        variables = realenvs.BREAKAGES[name](venv, extra, house)
+        broken_import = realenvs.real_import(venv, variables)
         start = time.perf_counter()
         before = _check(venv, variables)
         plan = build_plan(before, PlanOptions(find_links=(str(house),)))
@@ -96,12 +85,11 @@ def run(work: Path) -> dict:
         per_cause = round(shown / len(roots), 1) if roots else None
         if per_cause is not None:
             lines_per_cause.append(per_cause)
-        unintended = sum(
-            1 for s in plan.steps if s.finding not in TORCH_CHANGE_IS_THE_FIX and s.verification.torch_change
-        )
+        unintended = len(unintended_torch_changes(plan))
         outcome = repair(before, plan, lambda v, venv=venv: _check(venv, v), variables)
-        fixed_llp = outcome.variables.get("LD_LIBRARY_PATH") or None
-        works = realenvs.real_import(venv, fixed_llp) is None
+        # a variable step is printed for the user's shell, not applied: the class counts as repaired when the
+        # re-check and the real import with the variables as the plan leaves them are clean
+        works = realenvs.real_import(venv, outcome.variables) is None
         healthy = outcome.better and not outcome.after.has_errors and works
         by_hand = _manager_time(base, house, work, name, plan) if healthy else None
         rows.append(
@@ -114,7 +102,12 @@ def run(work: Path) -> dict:
                 "steps": [(s.finding, s.verification.status) for s in plan.steps],
                 "dropped": [(d.finding, d.reason) for d in plan.dropped],
                 "unintended_torch_changes": unintended,
-                "contradictions": _contradictions(plan),
+                "contradictions": contradictions(plan),
+                "how": "nothing offered"
+                if not plan.steps
+                else "your shell's variables (printed)"
+                if any(r.status == "printed" for r in outcome.runs)
+                else "applied",
                 "repaired": healthy,
                 "after": outcome.after.counts,
                 "check_and_plan_s": round(plan_seconds, 2),
@@ -133,6 +126,10 @@ def run(work: Path) -> dict:
             "lines_per_root_cause_median": statistics.median(lines_per_cause) if lines_per_cause else None,
             "lines_per_root_cause_max": max(lines_per_cause, default=None),
             "not_repaired": [r["class"] for r in rows if not r["repaired"]],
+            "repaired_through_the_shell": [r["class"] for r in rows if r["repaired"] and r["how"] != "applied"],
+            # the classes whose steps run pip: repair's whole time (check, plan, pip, re-check) beside pip alone
+            "repair_s_total_pip_classes": round(sum(r["repair_s"] for r in rows if r["package_manager_s"]), 1),
+            "package_manager_s_total": round(sum(r["package_manager_s"] or 0 for r in rows), 1),
         },
     }
 
@@ -157,14 +154,14 @@ def main() -> int:
         return 0
     print(
         f"{'class':42} {'roots':>5} {'folded':>6} {'lines':>5} {'steps':>5} {'repaired':>8} {'repair s':>8}"
-        f" {'pip s':>6}"
+        f" {'pip s':>6}  how"
     )
     for r in doc["classes"]:
         pip_s = "-" if r["package_manager_s"] is None else f"{r['package_manager_s']:.1f}"
         print(
             f"{r['class']:42} {len(r['root_causes']):>5} {r['folded']:>6} {r['lines_per_root_cause'] or '-':>5} "
             f"{len(r['steps']):>5} "
-            f"{'yes' if r['repaired'] else 'NO':>8} {r['repair_s']:>8.1f} {pip_s:>6}"
+            f"{'yes' if r['repaired'] else 'NO':>8} {r['repair_s']:>8.1f} {pip_s:>6}  {r['how']}"
         )
         for finding, reason in r["dropped"]:
             print(f"    not offered ({finding}): {reason}")

@@ -91,6 +91,27 @@ def first_folder(name: str) -> JoinKeys:
     return keys
 
 
+def torch_folders(*names: str) -> JoinKeys:
+    """The ``torch`` package folders that the evidence paths ``names`` lie in (a value, a list of values, or
+    search places as ``"path /x/torch/lib"``): a library of that torch, or a place searched for one."""
+
+    def keys(evidence: Mapping[str, Any]) -> Iterable[str]:
+        out: list[str] = []
+        for name in names:
+            value = evidence.get(name)
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                text = str(item or "").split(" (", 1)[0]
+                step, _, rest = text.partition(" ")
+                # a search place names its step first ("path /x/torch/lib", "runpath /x"): the path follows
+                path = rest if rest and "/" not in step and "\\" not in step else text
+                parts = os.path.normpath(path).split(os.sep)
+                if "torch" in parts[1:]:
+                    out.append(os.sep.join(parts[: len(parts) - parts[::-1].index("torch")]))
+        return tuple(dict.fromkeys(out))
+
+    return keys
+
+
 def always(key: str) -> JoinKeys:
     return lambda _evidence: (key,)
 
@@ -124,6 +145,13 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         field("loaded_copy"),
         field("loaded_copy"),
         "one loaded copy lacking several symbol versions is one cause",
+    ),
+    Consequence(
+        "TC404",
+        "TC401",
+        field("loaded_copy"),
+        listed("needed_by"),
+        "the copy LD_PRELOAD or LD_LIBRARY_PATH puts in the process needs libraries of its own torch",
     ),
     Consequence(
         "TC404",
@@ -168,6 +196,20 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         "torch's files lack metadata because their conda record is unreadable (a pip reinstall would fight conda)",
     ),
     Consequence(
+        "TC206",
+        "TC401",
+        field("torch package"),
+        torch_folders("library", "searched"),
+        "the torch that PYTHONPATH puts first lacks the libraries of a built torch (a source checkout, a copy)",
+    ),
+    Consequence(
+        "TC206",
+        "TC204",
+        field("torch package"),
+        field("package"),
+        "the torch folder on PYTHONPATH has no installer metadata because no installer put it there",
+    ),
+    Consequence(
         ANY,
         "TC701",
         always(""),
@@ -187,9 +229,13 @@ class ForeignTorchLoad:
     shadowed: str
 
 
-#: LD_LIBRARY_PATH (Linux), DYLD_* and other folders (macOS), PATH and the other fallbacks (Windows)
+#: LD_LIBRARY_PATH, LD_PRELOAD, ld.so.cache and the default folders (Linux), DYLD_* and other folders (macOS),
+#: PATH and the other fallbacks (Windows); another torch on sys.path (PYTHONPATH, a .pth, the user site) is an
+#: error by its own check (TC205, TC206)
 LOADED_FOREIGN_TORCH: tuple[ForeignTorchLoad, ...] = (
     ForeignTorchLoad("TC404", "library", "shadowed_copy"),
+    # torch's own copy missing, another found through ld.so.cache, /usr/local/lib or the default folders
+    ForeignTorchLoad("TC406", "library", "expected"),
     ForeignTorchLoad("TC456", "library", "torch_copy"),
     ForeignTorchLoad("TC306", "fallback_uses", "safe_search_uses"),
 )

@@ -170,6 +170,12 @@ CHECKS: tuple[Emitter, ...] = (
         platforms=("windows", "linux"),
     ),
     Emitter(
+        "torch_files",
+        _CHECKS + "torch_files",
+        "torch's Python files against its pip RECORD (missing, cut short), on Linux and macOS",
+        platforms=("linux", "darwin"),
+    ),
+    Emitter(
         "win_integrity",
         _CHECKS + "win_integrity",
         "torch's files against pip RECORD / conda-meta (missing, truncated, altered) and stale DLLs",
@@ -514,6 +520,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "TC209", ERROR, "requirements", "torch lacks Python dependencies it declares", variants=("import", "later")
     ),
     FindingSpec("TC210", WARNING, "numpy_abi", "NumPy 2 beside a torch built against NumPy 1"),
+    FindingSpec("TC211", ERROR, "torch_files", "torch's Python files are missing or cut short"),
     FindingSpec(
         "TC301",
         ERROR,
@@ -593,7 +600,9 @@ FINDINGS: tuple[FindingSpec, ...] = (
     ),
     FindingSpec("TC402", ERROR, "linux_loading", "a symbol version is not provided by the copy that loads"),
     FindingSpec("TC403", ERROR, "linux_symbols", "undefined symbol", variants=("extension", "many")),
-    FindingSpec("TC404", WARNING, "linux_shadowing", "LD_LIBRARY_PATH shadows a library"),
+    FindingSpec(
+        "TC404", WARNING, "linux_shadowing", "LD_LIBRARY_PATH or LD_PRELOAD shadows a library", variants=("preload",)
+    ),
     FindingSpec("TC406", INFO, "linux_loading", "torch's own library is missing and another copy loads instead"),
     FindingSpec("TC410", WARNING, "linux_nvidia", "an NVIDIA wheel does not match torch's pin", variants=("missing",)),
     FindingSpec("TC412", WARNING, "linux_nvidia", "two CUDA variants of the same NVIDIA library"),
@@ -614,7 +623,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "MPS (the Apple GPU) available, or not on this macOS or torch",
         variants=("no_backend", "old"),
     ),
-    FindingSpec("TC456", WARNING, "mac_loading", "torch's own dylib loads from outside torch"),
+    FindingSpec("TC456", WARNING, "mac_loading", "torch's own dylib loads from outside torch", variants=("inserted",)),
     FindingSpec("TC457", ERROR, "mac_symbols", "Symbol not found (macOS)"),
     FindingSpec("TC501", ERROR, "cuda_driver", "the NVIDIA driver is too old for torch's CUDA"),
     FindingSpec("TC502", INFO, "cuda_driver", "no NVIDIA driver on a machine with a CUDA build of torch"),

@@ -228,3 +228,79 @@ def test_another_torch_build_loaded_is_an_error_on_macos_and_windows():
         Severity.ERROR,
         Severity.WARNING,
     ]
+
+
+def test_torch_libraries_of_another_torch_follow_from_the_preload_that_loads_it():
+    shadow = finding(
+        "TC404",
+        Severity.WARNING,
+        evidence={
+            "library": "libc10.so",
+            "loaded_copy": "/other/lib/libc10.so",
+            "shadowed_copy": "/e/torch/lib/libc10.so",
+        },
+    )
+    missing = finding(
+        "TC401", Severity.ERROR, evidence={"library": "libtorch_cpu.so", "needed_by": ["/other/lib/libc10.so"]}
+    )
+    [root] = follow_consequences([missing, shadow], "/e/torch")
+    assert (root.id, root.severity, [c.id for c in root.consequences]) == ("TC404", Severity.ERROR, ["TC401"])
+
+
+def test_a_torch_library_found_elsewhere_in_place_of_torchs_own_is_an_error():
+    """torch/lib/libc10.so missing, a libtorch copy in /usr/local/lib (ld.so.cache) loads instead."""
+    other = finding(
+        "TC406",
+        Severity.INFO,
+        evidence={
+            "library": "libc10.so",
+            "expected": "/e/torch/lib/libc10.so",
+            "loaded_copy": "/usr/local/lib/libc10.so",
+        },
+    )
+    plain = finding(
+        "TC406",
+        Severity.INFO,
+        evidence={
+            "library": "libgomp.so.1",
+            "expected": "/e/torch/lib/libgomp.so.1",
+            "loaded_copy": "/lib/libgomp.so.1",
+        },
+    )
+    assert [f.severity for f in follow_consequences([other, plain], "/e/torch")] == [Severity.ERROR, Severity.INFO]
+
+
+def test_what_the_torch_on_pythonpath_lacks_follows_from_it(make_env, tmp_path):
+    """A PyTorch source checkout on PYTHONPATH: its missing _C and libraries, and its lack of metadata, are the
+    consequences of the entry (one cause, unset PYTHONPATH), not a reinstall of the env's own torch."""
+    checkout = tmp_path / "pytorch"
+    (checkout / "torch").mkdir(parents=True)
+    (checkout / "torch" / "__init__.py").write_text("", encoding="utf-8")
+    (checkout / "torch" / "version.py").write_text("__version__ = '2.5.1'\n", encoding="utf-8")
+    builder = make_env(layout="venv")
+    _pip_torch(builder, {})
+    env, host = load_environment(builder.prefix, host_overrides={"PYTHONPATH": str(checkout)})
+    report = check_environment(env, host)
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert [f.id for f in errors] == ["TC206"], [(f.id, f.evidence) for f in report.findings]
+    [cause] = errors
+    assert {c.id for c in cause.consequences} <= {"TC401", "TC204"} and cause.consequences
+    assert [c for fix in cause.fixes for c in fix.commands] == ["unset PYTHONPATH"]
+
+
+def test_a_torch_library_from_elsewhere_in_place_of_a_missing_own_copy_is_an_error(make_env, tmp_path):
+    """minitorch (gcc-built) without its libtorch_cpu.so; another copy found elsewhere loads in its place (TC406,
+    an info for other libraries): a library of another torch build in the process, so an error."""
+    from tests.loader.linux_layouts import minitorch_env
+
+    builder = make_env(layout="venv")
+    pkg = minitorch_env(builder)
+    other = tmp_path / "usr-local-lib"
+    other.mkdir()
+    own = pkg / "lib" / "libtorch_cpu.so"
+    (other / "libtorch_cpu.so").write_bytes(own.read_bytes() + b"\0")  # another build's file
+    own.unlink()
+    report = _report(builder.prefix, str(other))
+    [f] = [f for f in report.findings if f.id == "TC406"]
+    assert f.evidence["loaded_copy"] == str(other / "libtorch_cpu.so")
+    assert f.severity is Severity.ERROR and report.has_errors

@@ -1,4 +1,5 @@
-"""TC404: a library found through LD_LIBRARY_PATH that differs from the copy that would load without it."""
+"""TC404: a library found through LD_LIBRARY_PATH, or put first into the process by LD_PRELOAD, that differs
+from the copy that would load without it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from conda_torchcheck.messages import msg
 
 def run(ctx: CheckContext) -> Iterator[Finding]:
     load = linux.torch_load(ctx)
-    if load is None or not load.search.ld_library_path:
+    if load is None:
+        return
+    yield from _preloaded(ctx, load)
+    if not load.search.ld_library_path:
         return
     reported: set[str] = set()
     objects = {str(o.path): o for o in load.ldso.every_object}
@@ -58,6 +62,62 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
             },
             fixes=[_fix(ctx, directory)],
         )
+
+
+def _preloaded(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
+    """A library LD_PRELOAD loads before everything else: every later lookup of its name (and its soname) finds
+    it, so it stands in for the copy torch would load, a torch library of another build included."""
+    if not load.search.preload:
+        return
+    needs: dict[str, str] = {}  # library name -> the first object that needs it (not the preload itself)
+    for module, dep in load.graph.iter_edges():
+        if dep.kind != "preload":
+            needs.setdefault(dep.name, str(module.path))
+    objects = {str(o.path): o for o in load.ldso.every_object}
+    torch_lib = os.path.join(str(ctx.torch.package_dir), "lib") if ctx.torch.package_dir else None
+    for _module, dep in load.graph.iter_edges():
+        res = dep.resolution
+        if dep.kind != "preload" or res is None or res.path is None:
+            continue
+        path = str(res.path)
+        name = os.path.basename(path)
+        own = os.path.join(torch_lib, name) if torch_lib else None
+        if own and os.path.isfile(own) and os.path.realpath(own) != os.path.realpath(path):
+            other: str | None = own
+        else:
+            requirer = objects.get(needs.get(name, ""))
+            if requirer is None:
+                continue  # nothing torch loads asks for it by that name
+            other, _how = load.ldso.alternative(name, requirer)
+        if other is None or os.path.realpath(other) == os.path.realpath(path):
+            continue
+        difference = _difference(path, other)
+        if difference is None:
+            continue
+        yield finding(
+            "TC404",
+            Severity.WARNING,
+            variant="preload",
+            library=name,
+            winner=path,
+            shadowed=other,
+            difference=difference,
+            evidence={
+                "library": name,
+                "loaded_copy": path,
+                "shadowed_copy": other,
+                "ld_preload": list(load.search.preload),
+                "difference": difference,
+            },
+            fixes=[_preload_fix(ctx, dep.name)],
+        )
+
+
+def _preload_fix(ctx: CheckContext, entry: str) -> Fix:
+    value = ctx.host.get("LD_PRELOAD") or ""
+    kept = [p for p in value.replace(":", " ").split() if p != entry]
+    command = f'export LD_PRELOAD="{" ".join(kept)}"' if kept else "unset LD_PRELOAD"
+    return Fix("env", msg("TC404.preload.fix", entry=entry), commands=(command,))
 
 
 def _difference(winner: str, other: str) -> str | None:

@@ -8,6 +8,7 @@ because of their architecture or their minimum macOS.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
@@ -30,6 +31,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
     yield from _minimum_macos(ctx, load)
     yield from _missing(ctx, load)
     yield from _substituted(ctx, load)
+    yield from _inserted(ctx)
 
 
 def _reasons(dep) -> list[str]:
@@ -216,6 +218,40 @@ def _substituted(ctx: CheckContext, load: macos.MacLoad) -> Iterator[Finding]:
                 "chain": common.chain(load.graph, res.path),
             },
             fixes=fixes,
+        )
+
+
+def _inserted(ctx: CheckContext) -> Iterator[Finding]:
+    """TC456.inserted: DYLD_INSERT_LIBRARIES (macOS's LD_PRELOAD; a conda or venv python is not protected by
+    SIP, so dyld honours it) names a torch library from outside torch: dyld loads it before python, and torch's
+    own copy of that install name is never used."""
+    pkg = ctx.torch.package_dir
+    value = ctx.host.get("DYLD_INSERT_LIBRARIES") or ""
+    if pkg is None or not value:
+        return
+    entries = [e for e in value.split(":") if e]
+    for entry in entries:
+        library = entry.rsplit("/", 1)[-1]
+        own = pkg / "lib" / library
+        if not common.ships_with_torch(ctx, library) or not fs.is_file(own) or _inside(Path(entry), pkg):
+            continue
+        kept = [e for e in entries if e != entry]
+        command = f'export DYLD_INSERT_LIBRARIES="{":".join(kept)}"' if kept else "unset DYLD_INSERT_LIBRARIES"
+        yield finding(
+            "TC456",
+            Severity.WARNING,
+            variant="inserted",
+            library=library,
+            path=entry,
+            expected=str(own),
+            evidence={
+                "library": library,
+                "loads": entry,
+                "found_by": "DYLD_INSERT_LIBRARIES",
+                "torch_copy": str(own),
+                "dyld_insert_libraries": entries,
+            },
+            fixes=[Fix("env", msg("TC456.inserted.fix", path=entry), commands=(command,))],
         )
 
 

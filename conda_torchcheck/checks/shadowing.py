@@ -66,7 +66,9 @@ def _user_site(ctx: CheckContext) -> Iterator[Finding]:
             fixes.append(Fix("env", msg("TC205.fix_isolate"), commands=(cmd.conda_env_var(env, "PYTHONNOUSERSITE=1"),)))
         yield finding(
             "TC205",
-            Severity.WARNING,
+            # the user site comes before site-packages on sys.path: its torch is the one imported, another
+            # torch build or release than the env's own
+            Severity.ERROR if shadows else Severity.WARNING,
             variant="shadow" if shadows else "only",
             site=str(site.path),
             python=env.python.version or "?",
@@ -161,9 +163,12 @@ def _pythonpath(ctx: CheckContext) -> Iterator[Finding]:
             # a folder of its own providing torch (a source checkout, a copied package)
             variant = "foreign_site" if foreign_site else "torch" if holds_torch else "foreign_site"
             fixes = [_pythonpath_fix(ctx, [str(site.path)])]
+        # a PYTHONPATH entry comes before site-packages: its torch is the one imported; a .pth folder comes
+        # after it, and its torch is imported only where the env has none of its own
+        loads = holds_torch and (site.kind == "pythonpath" or not _env_has_torch(ctx))
         yield finding(
             "TC206",
-            Severity.WARNING,
+            Severity.ERROR if loads else Severity.WARNING,
             variant=variant,
             entry=str(site.path),
             pth=cmd.native_path(env, site.note) if site.note else "",
@@ -204,7 +209,9 @@ def _shadowing_modules(directory: Path) -> list[Path]:
         stem = entry.stem if entry.suffix == ".py" and fs.is_file(entry) else None
         if stem is None and fs.is_dir(entry) and fs.is_file(entry / "__init__.py"):
             stem = entry.name
-        if stem in names:
+        # a torch.py (a user's script named after what it imports) is imported in place of torch itself; a
+        # torch folder is TC206's own variant
+        if stem in names or (stem == "torch" and entry.suffix == ".py"):
             shadows.append(entry)
     return shadows
 
@@ -217,9 +224,11 @@ def _module_shadows(variant: str, folder: Path, where: str, fixes: Callable[[str
         return
     files = ", ".join(p.name for p in shadows)
     modules = ", ".join(p.stem for p in shadows)
+    # on PYTHONPATH (first on sys.path whatever the working directory) a torch.py is what `import torch` gets
+    hides_torch = variant == "pythonpath_module" and any(p.name == "torch.py" for p in shadows)
     yield finding(
         "TC206",
-        Severity.WARNING,
+        Severity.ERROR if hides_torch else Severity.WARNING,
         variant=variant,
         entry=str(folder),
         files=files,

@@ -51,6 +51,7 @@ def execute(args: argparse.Namespace) -> int:
     from conda_torchcheck.cli.main_check import build_report
     from conda_torchcheck.cli.options import host_overrides
     from conda_torchcheck.inventory import load_environment
+    from conda_torchcheck.messages import translate
     from conda_torchcheck.plan.repair import repair
     from conda_torchcheck.render.text import render_plan
     from conda_torchcheck.report import check_environment
@@ -64,7 +65,10 @@ def execute(args: argparse.Namespace) -> int:
     runnable = [s for s in plan.steps if not s.needs_admin and s.commands] if plan else []
     if plan is None or not plan.steps:
         return _finish(
-            fmt, {**doc, "plan": plan.to_dict() if plan else None, "applied": False}, "nothing to repair\n", 0
+            fmt,
+            {**doc, "plan": plan.to_dict() if plan else None, "applied": False},
+            translate("plan.repair_nothing", lang) + "\n",
+            0,
         )
     shown = "\n".join(render_plan(plan, lang=lang, color=False, verbose=args.verbose)) + "\n"
     if args.dry_run or not runnable:
@@ -76,9 +80,9 @@ def execute(args: argparse.Namespace) -> int:
 
             raise UsageError("repair asks before it changes the env: answer at a terminal, or pass --yes")
         sys.stdout.write(shown)
-        answer = input(f"Apply these {len(runnable)} step(s) to {report.env.prefix}? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
-            sys.stdout.write("nothing changed\n")
+        answer = input(translate("plan.repair_ask", lang, count=len(runnable), prefix=report.env.prefix))
+        if answer.strip().lower() not in ("y", "yes"):
+            sys.stdout.write(translate("plan.repair_unchanged", lang) + "\n")
             return 1
         shown = ""
     options = CheckOptions(
@@ -93,7 +97,7 @@ def execute(args: argparse.Namespace) -> int:
         env, host = load_environment(prefix, use_live_host=live, host_overrides=dict(variables) or None)
         return check_environment(env, host, options)
 
-    outcome = repair(report, plan, recheck, host_overrides(args))
+    outcome = repair(report, plan, recheck, host_overrides(args), lang=lang)
     record = undo_file(prefix)
     try:
         record.parent.mkdir(parents=True, exist_ok=True)
@@ -104,20 +108,21 @@ def execute(args: argparse.Namespace) -> int:
     result = {**doc, "plan": plan.to_dict(), "applied": True, **outcome.to_dict(), "undo_file": saved}
     lines = [shown.rstrip("\n")] if shown else []
     for n, run in enumerate(outcome.runs, 1):
-        lines.append(f"  {n}. [{run.step.finding}] {run.status}" + (f" ({run.seconds:.1f} s)" if run.seconds else ""))
+        status = translate(f"plan.status_{run.status}", lang)
+        lines.append(f"  {n}. [{run.step.finding}] {status}" + (f" ({run.seconds:.1f} s)" if run.seconds else ""))
         if run.status in ("failed", "printed") and run.output:
             lines.extend("       " + line for line in run.output.splitlines()[-6:])
     if saved:
-        lines.append(f"How to undo it is recorded in {saved}")
+        lines.append(translate("plan.repair_undo_saved", lang, path=saved))
     after = outcome.after.counts
     if outcome.rolled_back is not None:
-        lines.append("The env was not better after the plan: rolled back.")
+        lines.append(translate("plan.repair_rolled_back", lang))
         lines.extend("  " + line for line in outcome.rolled_back)
     shell = [c for r in outcome.runs for c in r.step.commands if r.status == "printed" and r.step.kind == "env"]
     if shell and outcome.better:
-        lines.append("For your shell (and ~/.bashrc or the env's activation scripts), as the re-check assumed:")
+        lines.append(translate("plan.repair_for_shell", lang))
         lines.extend("  " + c for c in shell)
-    lines.append(f"After: {after['errors']} error(s), {after['warnings']} warning(s), {after['info']} note(s)")
+    lines.append(translate("plan.repair_after", lang, **after))
     code = 0 if outcome.better and not outcome.after.has_errors else 1
     return _finish(fmt, result, "\n".join(lines) + "\n", code)
 

@@ -270,6 +270,7 @@ _HEAD_FILES = {
     "cli": "core.toml",
     "markdown": "core.toml",
     "report": "core.toml",
+    "plan": "core.toml",
     "severity": "core.toml",
     "fleet": "core.toml",
     "tree": "tree.toml",

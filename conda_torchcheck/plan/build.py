@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from conda_torchcheck.findings import Finding, Fix, Severity
+from conda_torchcheck.messages import translate
 from conda_torchcheck.plan.actions import Action, normalize, option_values, parse
 from conda_torchcheck.plan.model import Change, Dropped, Plan, Step, Verification
 from conda_torchcheck.plan.resolvers import CondaResolver, PipResolver, index_args
@@ -55,19 +56,18 @@ def build_plan(report: Any, options: PlanOptions | None = None) -> Plan:
     if torch_version:
         installed["torch"] = torch_version
     python = _python(env)
+    lang = options.lang
     if options.verify:
         if options.run_env_python:
-            pip = PipResolver(python, installed, live=report.host.live, target_os=env.os)
+            pip = PipResolver(python, installed, live=report.host.live, target_os=env.os, lang=lang)
         else:
-            pip = PipResolver(None, installed, live=False, target_os=env.os)
-            pip.problem = (
-                "checking it runs the env's own pip: add --verify-plan, or run `conda-torchcheck repair --dry-run`"
-            )
-        conda = CondaResolver(env.prefix, live=report.host.live)
+            pip = PipResolver(None, installed, live=False, target_os=env.os, lang=lang)
+            pip.problem = translate("plan.needs_verify_plan", lang)
+        conda = CondaResolver(env.prefix, live=report.host.live, lang=lang)
     else:
-        pip = PipResolver(None, installed, live=False, target_os=env.os)
-        conda = CondaResolver(env.prefix, live=False)
-        pip.problem = conda.problem = "the resolvers were not asked (--no-resolver)"
+        pip = PipResolver(None, installed, live=False, target_os=env.os, lang=lang)
+        conda = CondaResolver(env.prefix, live=False, lang=lang)
+        pip.problem = conda.problem = translate("plan.no_resolver", lang)
     planner = _Planner(report, options, pip, conda, installed)
     for f in report.findings:
         if f.severity is Severity.INFO:
@@ -110,7 +110,7 @@ class _Planner:
                 continue
             verification = self._verify(actions, f.id)
             if verification.status == "rejected":
-                self.plan.dropped.append(Dropped(f.id, commands, verification.reason or "rejected"))
+                self.plan.dropped.append(Dropped(f.id, commands, verification.reason or self._t("plan.rejected")))
                 safer = self._safer(actions, f, fix)
                 if safer is not None:
                     self._take(safer, [parse(c) for c in safer.commands])
@@ -118,6 +118,9 @@ class _Planner:
                 continue
             self._take(self._step(f, fix, commands, actions, verification), actions)
             return
+
+    def _t(self, key: str, **params: Any) -> str:
+        return translate(key, self.options.lang, **params)
 
     def _take(self, step: Step, actions: list[Action]) -> None:
         self.plan.steps.append(step)
@@ -131,11 +134,11 @@ class _Planner:
                 for target in a.targets:
                     for b in earlier:
                         if target in b.targets and (a.manager, a.effect(target)) != (b.manager, b.effect(target)):
-                            return f"undoes or contradicts step {n} ({target[1]}: {b.effect(target)} there)"
+                            return self._t("plan.contradicts", step=n, target=target[1], effect=b.effect(target))
                 mine = a.torch_channel()
                 theirs = next((c for b in earlier if (c := b.torch_channel())), None)
                 if mine and theirs and mine != theirs:
-                    return f"undoes or contradicts step {n} (torch: from the {theirs} channel there)"
+                    return self._t("plan.contradicts_torch_channel", step=n, channel=theirs)
         return None
 
     # --- asking the resolvers -------------------------------------------------------------------------------
@@ -146,7 +149,7 @@ class _Planner:
             if a.manager == "pip" and a.verb == "install":
                 v = self.pip.install(list(a.args))
             elif a.manager == "uv":
-                v = Verification("not verified", "uv", "uv's resolver is not asked; run it with --dry-run first")
+                v = Verification("not verified", "uv", self._t("plan.uv_not_asked"))
             elif a.manager == "conda" and a.verb in ("install", "update"):
                 channels = option_values(list(a.args), "-c", "--channel")
                 v = self.conda.install(list(a.specs), channels)
@@ -159,7 +162,9 @@ class _Planner:
                 v = Verification("manual")
             if v.status == "verified" and finding_id not in TORCH_CHANGE_IS_THE_FIX and v.torch_change:
                 c = v.torch_change
-                v = replace(v, status="rejected", reason=f"it would change torch {c.before or '(none)'} -> {c.after}")
+                v = replace(
+                    v, status="rejected", reason=self._t("plan.changes_torch", before=c.before or "-", after=c.after)
+                )
             clash = self._variant_clash(v)
             if v.status in ("verified", "not verified") and clash:
                 v = replace(v, status="rejected", reason=clash)
@@ -179,9 +184,9 @@ class _Planner:
                 continue
             theirs = c.after.split("+", 1)[1] if "+" in c.after else None
             if tag and theirs and tag != theirs:
-                return f"{c.name} {c.after} is the {theirs} build, torch {torch} the {tag} build"
+                return self._t("plan.other_variant", name=c.name, version=c.after, theirs=theirs, torch=torch, tag=tag)
             if tag == "cpu" and theirs is None and c.name == "torchvision" and self.report.env.os == "linux":
-                return f"{c.name} {c.after} is PyPI's CUDA build for Linux; torch {torch} needs its +cpu build"
+                return self._t("plan.pypi_cuda_build", name=c.name, version=c.after, torch=torch)
         return None
 
     def _safer(self, actions: list[Action], f: Finding, fix: Fix) -> Step | None:
@@ -200,10 +205,10 @@ class _Planner:
             command = self._pip_command(args)
             verification = self._verify([parse(command)], f.id)
             if verification.status == "rejected":
-                self.plan.dropped.append(Dropped(f.id, (command,), verification.reason or "rejected"))
+                self.plan.dropped.append(Dropped(f.id, (command,), verification.reason or self._t("plan.rejected")))
                 return None
             summary = fix.summary.render(self.options.lang)
-            summary += f" Only {', '.join(companions)}, --no-deps: torch stays {torch}."
+            summary += " " + self._t("plan.only_companions", companions=", ".join(companions), torch=torch)
             return self._step(f, fix, (command,), [parse(command)], verification, summary)
         return None
 
@@ -275,10 +280,31 @@ class _Planner:
             kind=fix.kind,
             summary=summary or fix.summary.render(self.options.lang),
             commands=commands,
-            changes=_changes(actions, verification, fix, self.installed.get("torch")),
+            changes=_changes(actions, verification, fix, self.installed.get("torch"), self.options.lang),
             needs_admin=fix.needs_admin,
             verification=verification,
         )
+
+
+def contradictions(plan: Plan) -> int:
+    """Pairs of steps in ``plan`` that do different things to one package, variable or file (0 by construction:
+    the planner drops such a step; the tests and benchmarks/repair.py count them on what it offers)."""
+    seen: dict[tuple[str, str], str] = {}
+    count = 0
+    for step in plan.steps:
+        for command in step.commands:
+            a = parse(command)
+            for target in a.targets:
+                effect = f"{a.manager} {a.effect(target)}"
+                if target in seen and seen[target] != effect:
+                    count += 1
+                seen.setdefault(target, effect)
+    return count
+
+
+def unintended_torch_changes(plan: Plan) -> list[Step]:
+    """Steps offered that a resolver says would change torch although that is not their finding's purpose."""
+    return [s for s in plan.steps if s.finding not in TORCH_CHANGE_IS_THE_FIX and s.verification.torch_change]
 
 
 def companion_pin(name: str | None, torch_version: str | None) -> str | None:
@@ -316,25 +342,27 @@ def _combined(results: Sequence[Verification]) -> Verification:
     return Verification(status, by, None, tuple(c for v in results for c in v.changes))
 
 
-def _changes(actions: list[Action], verification: Verification, fix: Fix, torch: str | None) -> str:
+def _changes(
+    actions: list[Action], verification: Verification, fix: Fix, torch: str | None, lang: str | None = None
+) -> str:
     parts: list[str] = []
     moved = [c for c in verification.changes if c.before != c.after]
     if moved:
-        parts.append("packages: " + ", ".join(c.text() for c in moved))
+        parts.append(translate("plan.packages", lang, changes=", ".join(c.text() for c in moved)))
     elif verification.changes:
-        parts.append("packages: " + ", ".join(c.text() for c in verification.changes))
+        parts.append(translate("plan.packages", lang, changes=", ".join(c.text() for c in verification.changes)))
     elif verification.status == "verified":
-        parts.append("packages: none change (already as asked)")
+        parts.append(translate("plan.packages_none", lang))
     for a in actions:
         if a.manager in ("shell",) or (a.manager == "conda" and a.verb == "set"):
-            where = "the env's activation variables" if a.manager == "conda" else "this shell's environment"
-            parts.append(f"{', '.join(t[1] for t in a.targets)} in {where}")
+            key = "plan.variables_env" if a.manager == "conda" else "plan.variables_shell"
+            parts.append(translate(key, lang, names=", ".join(t[1] for t in a.targets)))
         elif a.manager == "file":
             parts.append(f"{a.verb} {' '.join(a.args)}")
         elif a.manager in ("pip", "conda", "uv") and not verification.changes:
             parts.append(f"{a.manager}: {a.verb} {' '.join(a.specs)}".rstrip())
     if verification.status == "verified" and torch and not verification.torch_change:
-        parts.append(f"torch stays {torch}")
+        parts.append(translate("plan.torch_stays", lang, torch=torch))
     if not parts:
-        parts.append("done by hand" + (" (needs administrator rights)" if fix.needs_admin else ""))
+        parts.append(translate("plan.by_hand_admin" if fix.needs_admin else "plan.by_hand", lang))
     return "; ".join(parts)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conda_torchcheck.messages import translate
 from conda_torchcheck.plan.actions import Action, normalize, parse
 from conda_torchcheck.plan.model import Plan, Step
 
@@ -110,7 +111,9 @@ def _torch_index_args(report: Any) -> list[str]:
     return ["--extra-index-url", f"https://download.pytorch.org/whl/{tag}"] if tag else []
 
 
-def apply_plan(plan: Plan, report: Any, variables: dict[str, str], undo: Undo) -> list[StepRun]:
+def apply_plan(
+    plan: Plan, report: Any, variables: dict[str, str], undo: Undo, lang: str | None = None
+) -> list[StepRun]:
     """Run the steps in order; the first failure stops the rest (they are ``skipped``)."""
     runs: list[StepRun] = []
     failed = False
@@ -118,13 +121,13 @@ def apply_plan(plan: Plan, report: Any, variables: dict[str, str], undo: Undo) -
         if failed:
             runs.append(StepRun(step, "skipped"))
             continue
-        run = _run_step(step, report, variables, undo)
+        run = _run_step(step, report, variables, undo, lang)
         runs.append(run)
         failed = run.status == "failed"
     return runs
 
 
-def _run_step(step: Step, report: Any, variables: dict[str, str], undo: Undo) -> StepRun:
+def _run_step(step: Step, report: Any, variables: dict[str, str], undo: Undo, lang: str | None) -> StepRun:
     if step.needs_admin or step.verification.status == "manual" or not step.commands:
         return StepRun(step, "printed")
     start = time.perf_counter()
@@ -135,7 +138,7 @@ def _run_step(step: Step, report: Any, variables: dict[str, str], undo: Undo) ->
         if a.manager == "shell" or (a.manager == "conda" and a.verb == "set"):
             _set_variables(a, variables)
             printed = True  # the user's shell still needs it: the re-check shows what it will do
-            output.append(f"(for your shell) {command}")
+            output.append(translate("plan.for_your_shell", lang, command=command))
             continue
         if a.manager == "file" and a.verb in ("mv", "move") and len(a.args) >= 2:
             try:
@@ -330,13 +333,14 @@ def repair(
     plan: Plan,
     recheck: Callable[[Mapping[str, str]], Any],
     variables: Mapping[str, str] | None = None,
+    lang: str | None = None,
 ) -> Outcome:
     """Apply ``plan`` to the env of ``report``, check again with ``recheck(variables)``; roll back when the env is
     not better (or a step failed)."""
     start = time.perf_counter()
     current = dict(variables or {})
     undo = undo_record(report, plan, current)
-    runs = apply_plan(plan, report, current, undo)
+    runs = apply_plan(plan, report, current, undo, lang)
     after = recheck(current)
     failed = any(r.status == "failed" for r in runs)
     better = not failed and is_better(report, after)

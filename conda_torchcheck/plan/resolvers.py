@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from conda_torchcheck.messages import translate
 from conda_torchcheck.plan.actions import normalize, option_values
 from conda_torchcheck.plan.model import Change, Verification
 
@@ -88,17 +89,26 @@ class PipResolver:
     """The env's own pip, asked for dry runs. ``problem`` says why it cannot be asked (then every answer is
     "not verified")."""
 
-    def __init__(self, python: Path | None, installed: Mapping[str, str], *, live: bool, target_os: str) -> None:
+    def __init__(
+        self,
+        python: Path | None,
+        installed: Mapping[str, str],
+        *,
+        live: bool,
+        target_os: str,
+        lang: str | None = None,
+    ) -> None:
+        self.lang = lang
         self.python = python
         self.installed = {normalize(k): v for k, v in installed.items()}
         self.version: str | None = None
         self.problem: str | None = None
         if target_os != _HOST_OS:
-            self.problem = f"a {target_os} env's python does not run on this {_HOST_OS} machine"
+            self.problem = translate("plan.other_os", lang, os=target_os, host=_HOST_OS)
         elif not live:
-            self.problem = "the env is examined offline (--system-root or --ignore-environment)"
+            self.problem = translate("plan.offline", lang)
         elif python is None or not python.is_file():
-            self.problem = "the env has no python executable"
+            self.problem = translate("plan.no_python", lang)
         else:
             self._probe()
 
@@ -107,11 +117,12 @@ class PipResolver:
         try:
             proc = run_bounded([str(self.python), "-m", "pip", "--version"], 60, _child_env())
         except (OSError, subprocess.SubprocessError) as exc:
-            self.problem = f"the env's python does not run here ({type(exc).__name__}: {exc})"
+            self.problem = translate("plan.python_fails", self.lang, error=f"{type(exc).__name__}: {exc}")
             return
         words = proc.stdout.split()
         if proc.returncode != 0 or len(words) < 2 or words[0] != "pip":
-            self.problem = "the env has no pip (" + (proc.stderr.strip().splitlines() or ["?"])[-1] + ")"
+            error = (proc.stderr.strip().splitlines() or ["?"])[-1]
+            self.problem = translate("plan.no_pip", self.lang, error=error)
             return
         self.version = words[1]
         try:
@@ -119,7 +130,7 @@ class PipResolver:
         except ValueError:
             major, minor = 0, 0
         if (major, minor) < (22, 2):
-            self.problem = f"the env's pip {self.version} is older than 22.2 (no --dry-run --report)"
+            self.problem = translate("plan.old_pip", self.lang, version=self.version)
 
     @property
     def by(self) -> str:
@@ -135,19 +146,20 @@ class PipResolver:
         try:
             proc = run_bounded(argv, PIP_TIMEOUT, _child_env())
         except subprocess.TimeoutExpired:
-            return Verification("not verified", self.by, f"pip took longer than {PIP_TIMEOUT:.0f} s")
+            reason = translate("plan.timeout", self.lang, tool="pip", seconds=f"{PIP_TIMEOUT:.0f}")
+            return Verification("not verified", self.by, reason)
         except OSError as exc:
             return Verification("not verified", self.by, f"{type(exc).__name__}: {exc}")
         if proc.returncode != 0:
             lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
             last = next((ln for ln in reversed(lines) if ln.startswith("ERROR")), lines[-1] if lines else "?")
             if any(marker in proc.stderr for marker in _UNREACHABLE):
-                return Verification("not verified", self.by, f"the index could not be reached: {last}")
-            return Verification("rejected", self.by, f"pip finds no solution: {last}")
+                return Verification("not verified", self.by, translate("plan.unreachable", self.lang, error=last))
+            return Verification("rejected", self.by, translate("plan.no_solution", self.lang, tool="pip", error=last))
         try:
             report = json.loads(proc.stdout)
         except ValueError:
-            return Verification("not verified", self.by, "pip's report is not JSON")
+            return Verification("not verified", self.by, translate("plan.not_json", self.lang, tool="pip"))
         changes = []
         for item in report.get("install") or ():
             meta = item.get("metadata") or {}
@@ -158,7 +170,7 @@ class PipResolver:
             url for url in option_values(list(args), "--index-url", "-i", "--extra-index-url") if not reachable(url)
         ]
         if missing:
-            reason = f"{', '.join(missing)} could not be reached; pip answered from the other sources only"
+            reason = translate("plan.partly_unreachable", self.lang, urls=", ".join(missing))
             return Verification("not verified", self.by, reason, tuple(changes))
         return Verification("verified", self.by, None, tuple(changes))
 
@@ -195,15 +207,16 @@ class CondaResolver:
     """conda's solver for ``conda install`` steps: in-process when conda is running this, else the ``conda``
     executable (CONDA_EXE) with ``--dry-run --json``."""
 
-    def __init__(self, prefix: Path, *, live: bool) -> None:
+    def __init__(self, prefix: Path, *, live: bool, lang: str | None = None) -> None:
+        self.lang = lang
         self.prefix = prefix
         self.problem: str | None = None
         self.in_process = running_in_conda()
         self.exe = os.environ.get("CONDA_EXE") if not self.in_process else None
         if not live:
-            self.problem = "the env is examined offline"
+            self.problem = translate("plan.offline_conda", lang)
         elif not self.in_process and not (self.exe and os.path.isfile(self.exe)):
-            self.problem = "conda is not available here (not run from conda, CONDA_EXE unset)"
+            self.problem = translate("plan.no_conda", lang)
 
     @property
     def by(self) -> str:
@@ -219,7 +232,10 @@ class CondaResolver:
         except Exception as exc:  # conda's errors are many; each one means the step is not shown as verified
             name = type(exc).__name__
             if "Unsatisfiable" in name or "PackagesNotFound" in name or "ResolvePackageNotFound" in name:
-                return Verification("rejected", self.by, f"conda finds no solution: {name}: {exc}".strip()[:500])
+                error = f"{name}: {exc}".strip()[:500]
+                return Verification(
+                    "rejected", self.by, translate("plan.no_solution", self.lang, tool="conda", error=error)
+                )
             return Verification("not verified", self.by, f"{name}: {exc}".strip()[:500])
 
     def _solve(self, specs: Sequence[str], channels: Sequence[str]) -> Verification:
@@ -245,13 +261,15 @@ class CondaResolver:
         try:
             proc = run_bounded(argv + list(specs), 600)
         except subprocess.TimeoutExpired:
-            return Verification("not verified", self.by, "conda took longer than 600 s")
+            return Verification(
+                "not verified", self.by, translate("plan.timeout", self.lang, tool="conda", seconds="600")
+            )
         except OSError as exc:
             return Verification("not verified", self.by, f"{type(exc).__name__}: {exc}")
         try:
             doc: dict[str, Any] = json.loads(proc.stdout or "{}")
         except ValueError:
-            return Verification("not verified", self.by, "conda's answer is not JSON")
+            return Verification("not verified", self.by, translate("plan.not_json", self.lang, tool="conda"))
         if doc.get("error") or doc.get("exception_name"):
             name = str(doc.get("exception_name") or "")
             status = "rejected" if "Unsatisfiable" in name or "PackagesNotFound" in name else "not verified"

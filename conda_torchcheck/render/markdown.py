@@ -256,7 +256,37 @@ def environment_rows(
     return rows
 
 
-def finding_section(f: Finding, lang: str | None) -> list[str]:
+def plan_section(plan: Any, lang: str | None) -> list[str]:
+    """The one fix plan: numbered steps, each with its commands, what it changes and how it was checked; then the
+    fixes not offered and why."""
+    out = [f"### {md_text(translate('report.plan', lang, count=len(plan.steps)))}", ""]
+    for n, step in enumerate(plan.steps, 1):
+        also = f" ({translate('report.plan_also', lang, ids=', '.join(step.also_fixes))})" if step.also_fixes else ""
+        admin = f" _({md_text(translate('markdown.needs_admin', lang))})_" if step.needs_admin else ""
+        out.append(f"{n}. **{md_text(step.finding)}**{md_text(also)}: {md_text(step.summary)}{admin}")
+        if step.commands:
+            out += ["", _indented(fence("\n".join(step.commands), "shell"))]
+        v = step.verification
+        notes = [translate("report.plan_changes", lang, changes=step.changes)]
+        if v.status == "verified":
+            notes.append(translate("report.plan_verified", lang, by=v.by or "?"))
+        elif v.status == "not verified":
+            notes.append(translate("report.plan_not_verified", lang, reason=v.reason or "?"))
+        out += ["", *(f"   - {md_text(note)}" for note in notes), ""]
+    for d in plan.dropped:
+        text = translate("report.plan_dropped", lang, finding=d.finding, command="; ".join(d.commands), reason=d.reason)
+        out.append(f"- {md_text(text)}")
+    if plan.dropped:
+        out.append("")
+    return out
+
+
+def _indented(block: str) -> str:
+    """A block inside a list item: three spaces, as the item's text."""
+    return "\n".join(f"   {line}" if line else line for line in block.splitlines())
+
+
+def finding_section(f: Finding, lang: str | None, *, fixes: bool = True) -> list[str]:
     sev = translate(f"severity.{f.severity.value}", lang).upper()
     summary = f"{_ICON[f.severity]} <b>{html.escape(sev)} {html.escape(f.id)}</b>: {summary_html(f.title.render(lang))}"
     body: list[str] = [md_text(f.explanation.render(lang))]
@@ -268,7 +298,7 @@ def finding_section(f: Finding, lang: str | None) -> list[str]:
             "",
             fence("\n".join(_evidence_lines(doc["evidence"]))),
         ]
-    for i, fix in enumerate(f.fixes, 1):
+    for i, fix in enumerate(f.fixes if fixes else (), 1):
         label = translate("markdown.fix", lang) if len(f.fixes) == 1 else translate("markdown.fix_n", lang, n=i)
         admin = f" _({md_text(translate('markdown.needs_admin', lang))})_" if fix.needs_admin else ""
         body += ["", f"**{md_text(label)}:** {md_text(fix.summary.render(lang))}{admin}"]
@@ -349,8 +379,12 @@ def render_markdown(report: Report, *, lang: str | None = None) -> str:
     out += ["", f"### {md_text(translate('markdown.findings', lang))}", ""]
     if not report.findings:
         out += [md_text(translate("markdown.no_findings", lang)), ""]
+    plan = getattr(report, "plan", None)
     for f in report.findings:
-        out += finding_section(f, lang)
+        # with a plan, the plan is the one place fixes are shown (as in the text report)
+        out += finding_section(f, lang, fixes=plan is None or not plan.steps)
+    if plan is not None and (plan.steps or plan.dropped):
+        out += plan_section(plan, lang)
     out += _import_test_output(report.import_test, lang)
     out += _packages(report, lang)
     out += [f"<sub>{html.escape(translate('markdown.generated', lang, version=__version__))}</sub>"]

@@ -141,6 +141,28 @@ def test_dyld_library_path_copy_of_libc10_wins(arm64_env):
     assert findings[0].fixes[0].summary.key == "TC456.fix.unset_dyld"
 
 
+def test_dyld_insert_libraries_of_another_torch_library_is_an_error_with_the_entry_to_remove(arm64_env):
+    """macOS's LD_PRELOAD: the inserted libc10.dylib loads before python; torch's own copy is never used."""
+    import shutil
+
+    from conda_torchcheck.causes import follow_consequences
+
+    builder, pkg = arm64_env
+    other = builder.prefix.parent / "old_torch_lib"
+    other.mkdir()
+    shutil.copy(pkg / "lib" / "libc10.dylib", other / "libc10.dylib")
+    inserted = f"/opt/tools/libtrace.dylib:{other / 'libc10.dylib'}"
+    [f] = run_check(builder, "mac_loading", env={"DYLD_INSERT_LIBRARIES": inserted})
+    assert (f.id, f.title.key) == ("TC456", "TC456.inserted.title")
+    assert f.evidence["torch_copy"] == str(pkg / "lib" / "libc10.dylib")
+    assert f.fixes[0].commands == ('export DYLD_INSERT_LIBRARIES="/opt/tools/libtrace.dylib"',)
+    [grouped] = follow_consequences([f], str(pkg))
+    assert grouped.severity is Severity.ERROR  # another torch's library in the process
+    # torch's own file inserted, or a library torch does not ship: nothing to say
+    assert run_check(builder, "mac_loading", env={"DYLD_INSERT_LIBRARIES": str(pkg / "lib" / "libc10.dylib")}) == []
+    assert run_check(builder, "mac_loading", env={"DYLD_INSERT_LIBRARIES": "/opt/tools/libtrace.dylib"}) == []
+
+
 def test_libc10_from_torch_241_beside_torch_251_is_symbol_not_found(arm64_env):
     """Two builds mixed: the real 2.4.1 libc10.dylib lacks symbols the 2.5.1 dylibs bind to it."""
     import os

@@ -34,7 +34,8 @@ def test_user_site_torch_shadows_the_envs(make_env, os, tmp_path):
     b.pip_torch("2.3.0", site=user_site)
     b.dist("torchvision", "0.18.0", site=user_site)
     [f] = run_check(b, "shadowing", env=variables)
-    assert (f.id, variant_of(f), f.severity.value) == ("TC205", "shadow", "warning")
+    # an error since issue 21: the user site comes before site-packages, so another torch is what loads
+    assert (f.id, variant_of(f), f.severity.value) == ("TC205", "shadow", "error")
     assert f.evidence["env's own torch"] == "yes"
     remove, isolate = f.fixes
     assert remove.commands[0].endswith("-m pip uninstall -y torch torchvision")
@@ -86,7 +87,8 @@ def test_pythonpath_entry_with_torch(make_env, tmp_path):
     plain.mkdir()
     [f] = run_check(b, "shadowing", env={"PYTHONPATH": f"{plain}:{other.site_packages}"})
     # another env's site-packages: that env's packages under this python (not a torch folder of its own)
-    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "foreign_site", "warning")
+    # an error since issue 21: PYTHONPATH comes before site-packages, so that env's torch is what loads
+    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "foreign_site", "error")
     assert f.evidence["torch package"] == other.site_packages / "torch"
     assert f.title.params["entry"] == str(other.site_packages)
     assert all_commands(f) == [f'export PYTHONPATH="{plain}"']
@@ -96,7 +98,7 @@ def test_pythonpath_another_envs_site_packages_without_torch(make_env):
     other = make_env(name="other")
     b = healthy(make_env())
     [f] = run_check(b, "shadowing", env={"PYTHONPATH": str(other.site_packages)})
-    assert variant_of(f) == "foreign_site"
+    assert (variant_of(f), f.severity.value) == ("foreign_site", "warning")  # no other torch in it
     assert all_commands(f) == ["unset PYTHONPATH"]
 
 
@@ -126,6 +128,18 @@ def test_pytorch_source_checkout_on_pythonpath(make_env, tmp_path):
     b = healthy(make_env())
     [f] = run_check(b, "shadowing", env={"PYTHONPATH": str(checkout)})
     assert variant_of(f) == "torch" and f.evidence["source checkout"] == "setup.py + torch/csrc"
+    assert f.severity.value == "error"  # the checkout's torch is what `import torch` gets
+
+
+def test_a_torch_py_on_pythonpath_is_an_error(make_env, tmp_path):
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "torch.py").write_text("import torch\nprint(torch.ones(2))\n", encoding="utf-8")
+    b = healthy(make_env())
+    [f] = run_check(b, "shadowing", env={"PYTHONPATH": str(scripts)})
+    assert (f.id, variant_of(f), f.severity.value) == ("TC206", "pythonpath_module", "error")
+    assert f.evidence["files"] == [str(scripts / "torch.py")]
+    assert all_commands(f) == ["unset PYTHONPATH"]
 
 
 def test_pythonpath_without_packages_is_silent(make_env, tmp_path):
@@ -143,6 +157,19 @@ def test_pth_file_pointing_at_another_env(make_env):
     assert (f.id, variant_of(f)) == ("TC206", "pth")
     assert f.evidence[".pth file"] == str(b.site_packages / "other-env.pth")
     assert str(b.site_packages / "other-env.pth") in f.fixes[0].summary.render()
+
+
+def test_a_pth_folder_with_torch_is_an_error_only_where_the_env_has_no_torch(make_env):
+    """A .pth folder comes after site-packages: its torch loads only in place of a missing one."""
+    other = make_env(name="other")
+    other.pip_torch("2.1.0")
+    b = make_env()
+    (b.site_packages / "other-env.pth").write_text(f"{other.site_packages}\n", encoding="utf-8")
+    [f] = run_check(b, "shadowing")
+    assert (variant_of(f), f.severity.value) == ("pth", "error")
+    b.pip_torch("2.5.1")
+    [f] = run_check(b, "shadowing")
+    assert (variant_of(f), f.severity.value) == ("pth", "warning")
 
 
 def test_editable_torch_checkout_is_the_developers_own_build(make_env, tmp_path):

@@ -40,3 +40,15 @@ def test_a_healthy_env_has_nothing_to_repair(make_env, capsys):
     b.pip_torch("2.5.1")
     assert main(["repair", "-p", str(b.prefix), "--yes"]) == 0
     assert capsys.readouterr().out == "nothing to repair\n"
+
+
+def test_repair_speaks_the_report_language(make_env, capsys):
+    b = _broken(make_env)
+    main(["repair", "-p", str(b.prefix), "--dry-run", "--lang", "zh_CN"])
+    out = capsys.readouterr().out
+    assert out.startswith("修复计划（共 1 步，按此顺序）")
+    assert "改动：" in out and "changes:" not in out
+    healthy = make_env(name="healthy", layout="venv")
+    healthy.pip_torch("2.5.1")
+    main(["repair", "-p", str(healthy.prefix), "--yes", "--lang", "zh_CN"])
+    assert capsys.readouterr().out == "没有需要修复的内容\n"

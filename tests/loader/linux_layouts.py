@@ -15,7 +15,8 @@ from conda_torchcheck.inventory.model import HostFacts
 from conda_torchcheck.loader.contract import FileContext
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "prebuilt"
-TORCH_PATTERNS = ("torch/lib/*", "torch/_C*.so", "torch/__init__.py", "torch/version.py", "torch-*.dist-info/*")
+#: torch's libraries and every Python file its RECORD lists (a layout missing some is a broken one: TC211)
+TORCH_PATTERNS = ("torch/lib/*", "torch/_C*.so", "torch/*.py", "torchgen/*.py", "functorch/*.py", "torch-*.dist-info/*")
 
 
 def host(*, llp: str | None = None, live: bool = True, preload: str | None = None, cwd: Path | None = None):
@@ -108,7 +109,9 @@ def link_tree(src: Path, dst: Path) -> None:
 def install_real_torch(builder, *, conda_record: bool = False) -> Path:
     """Put the real torch 2.13.0+cpu files into ``builder``'s site-packages as pip would (dist-info, RECORD)."""
     root = torch_root()
-    link_tree(root / "torch", builder.site_packages / "torch")
+    for package in ("torch", "torchgen", "functorch"):
+        if (root / package).is_dir():
+            link_tree(root / package, builder.site_packages / package)
     for info in root.glob("torch-*.dist-info"):
         link_tree(info, builder.site_packages / info.name)
     return builder.site_packages / "torch"

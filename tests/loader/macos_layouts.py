@@ -14,8 +14,9 @@ from tests.loader.linux_layouts import link_tree
 TORCH_PATTERNS = (
     "torch/lib/*",
     "torch/_C*.so",
-    "torch/__init__.py",
-    "torch/version.py",
+    "torch/*.py",  # every Python file the RECORD lists (a layout missing some is a broken one: TC211)
+    "torchgen/*.py",
+    "functorch/*.py",
     "torch/bin/torch_shm_manager",
     "torch-*.dist-info/*",
 )
@@ -23,8 +24,9 @@ X86_PATTERNS = (
     "torch/lib/*",
     "functorch/.dylibs/*",
     "torch/_C*.so",
-    "torch/__init__.py",
-    "torch/version.py",
+    "torch/*.py",
+    "torchgen/*.py",
+    "functorch/*.py",
     "torch-*.dist-info/*",
 )
 # what torch's METADATA requires, so that a healthy layout is healthy for the other checks too
@@ -66,8 +68,10 @@ def install_real_torch(builder: EnvBuilder, arch: str = "arm64") -> Path:
     """The real macOS torch wheel's files in site-packages as pip puts them (dist-info with RECORD)."""
     root = torch_root(arch)
     link_tree(root / "torch", builder.site_packages / "torch")
-    if (root / "functorch").is_dir():  # 2.2.2 x86_64: libiomp5.dylib is delocated into functorch/.dylibs
-        link_tree(root / "functorch", builder.site_packages / "functorch")
+    # 2.2.2 x86_64: libiomp5.dylib is delocated into functorch/.dylibs
+    for package in ("functorch", "torchgen"):
+        if (root / package).is_dir():
+            link_tree(root / package, builder.site_packages / package)
     for info in root.glob("torch-*.dist-info"):
         link_tree(info, builder.site_packages / info.name)
     for name, version in TORCH_REQUIREMENTS.items():

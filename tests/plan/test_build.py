@@ -100,3 +100,46 @@ def test_check_carries_the_plan_in_json_and_text(make_env, capsys):
     assert text.count("-m pip install torch==2.5.1") == 1  # the fix is shown once, in the plan
     main(["check", "-p", str(b.prefix), "--no-resolver"])
     assert "not asked (--no-resolver)" in capsys.readouterr().out
+
+
+def test_markdown_carries_the_plan_once(make_env, capsys):
+    from conda_torchcheck.cli.main import main
+
+    b = make_env(layout="venv")
+    b.pip_torch("2.5.1")
+    b.dist("torchvision", "0.22.0", installer="pip")  # built for torch 2.7: TC104
+    main(["check", "--format", "markdown", "-p", str(b.prefix)])
+    text = capsys.readouterr().out
+    assert "### Fix plan (" in text
+    assert "1. **TC104**" in text
+    assert text.count("-m pip install torch==2.5.1") == 1  # in the plan, not again in the finding's section
+    assert "   ```shell" in text  # the commands inside the step's list item
+    assert "not verified:" in text
+
+
+def test_the_plan_speaks_the_report_language(make_env, capsys):
+    from conda_torchcheck.cli.main import main
+    from conda_torchcheck.render.markdown import render_markdown
+    from conda_torchcheck.render.text import render_text
+
+    b = make_env(layout="venv")
+    b.pip_torch("2.5.1")
+    py = f'"{b.prefix}/bin/python" -m pip'
+    keep = finding("TC104", Severity.ERROR, fixes=[_fix(f'{py} install "torchvision==0.20.*"')])
+    undo = finding("TC209", Severity.WARNING, fixes=[_fix(f"{py} uninstall -y torchvision")])
+    unset = finding("TC404", Severity.WARNING, fixes=[_fix("unset LD_LIBRARY_PATH", kind="env")])
+    report = _report(b, [keep, undo, unset])
+    report.plan = build_plan(report, PlanOptions(verify=False, lang="zh_CN"))
+    assert report.plan.steps[0].verification.reason == "未询问解析器（--no-resolver）"
+    assert report.plan.steps[1].changes == "当前 shell 环境中的 LD_LIBRARY_PATH"
+    assert report.plan.dropped[0].reason.startswith("会撤销第 1 步或与之矛盾")
+    for text in (render_text(report, lang="zh_CN"), render_markdown(report, lang="zh_CN")):
+        assert "修复计划（共 2 步，按此顺序）" in text
+        assert "未验证：未询问解析器" in text and "未采用（TC209）" in text
+    english = build_plan(report, PlanOptions(verify=False))
+    assert english.steps[1].changes == "LD_LIBRARY_PATH in this shell's environment"
+    # the CLI passes --lang to the plan: no English plan words in a zh_CN report
+    b.dist("torchvision", "0.22.0", installer="pip")
+    main(["check", "--lang", "zh_CN", "-p", str(b.prefix)])
+    out = capsys.readouterr().out
+    assert "修复计划" in out and "not verified" not in out and "checking it runs" not in out
