@@ -327,7 +327,10 @@ def _verdict(report: Report, lang: str | None) -> str:
         else:
             line, icon = translate("markdown.verdict_no_torch", lang), "ℹ️"
     else:
-        line, icon = translate("markdown.verdict_ok", lang), "✅"
+        from conda_torchcheck.render.text import host_examined
+
+        key = "markdown.verdict_ok" if host_examined(report) else "markdown.verdict_ok_unexamined_host"
+        line, icon = translate(key, lang), "✅"
     return f"{icon} **conda-torchcheck:** {md_text(' '.join(line.split()))}"
 
 

@@ -214,6 +214,11 @@ def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int, f
     return lines
 
 
+def host_examined(report: Report) -> bool:
+    """Whether the machine the env runs on was read (this machine, or its root given with --system-root)."""
+    return bool(report.host.live or report.host.system_root is not None)
+
+
 def render_text(report: Report, *, lang: str | None = None, color: bool = False, verbose: int = 0) -> str:
     env = report.env
     t = report.torch
@@ -256,7 +261,9 @@ def render_text(report: Report, *, lang: str | None = None, color: bool = False,
         out.append("  " + translate("report.import_test_ran", lang, outcome=outcome, when=when))
     out.append("")
     if not report.findings:
-        out.append(paint(translate("report.all_good", lang), "green", color))
+        # "nothing stops import torch" only where the machine the env runs on was read too
+        key = "report.all_good" if host_examined(report) else "report.all_good_unexamined_host"
+        out.extend(paint(line, "green", color) for line in wrap(translate(key, lang), ""))
         return "\n".join(out) + "\n"
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in report.findings if f.severity is severity]

@@ -30,3 +30,20 @@ def test_english_wraps_at_spaces_as_before():
     text = "word " * 60
     lines = wrap(text.strip(), "  ")
     assert all(len(line) <= WIDTH and line.startswith("  word") for line in lines)
+
+
+def test_all_good_is_said_only_where_the_machine_was_examined(make_env):
+    """An env read without its machine (--ignore-environment, another OS, a copy) has no findings about what
+    only the machine decides; 'nothing stops import torch' would be a claim the tool cannot back."""
+    from conda_torchcheck.inventory import load_environment
+    from conda_torchcheck.render.text import render_text
+    from conda_torchcheck.report import check_environment
+    from tests.checks.tc_helpers import healthy
+
+    b = healthy(make_env())
+    env, host = load_environment(b.prefix, use_live_host=False)
+    report = check_environment(env, host)
+    if report.findings:
+        return
+    text = render_text(report)
+    assert "nothing here stops" not in text and "was not examined" in text
