@@ -171,10 +171,10 @@ def dedupe(items: Iterable[str]) -> list[str]:
 #: at most this many extension modules are simulated per env (each costs a dlopen of its closure)
 MAX_EXTENSIONS = 64
 EXTENSION_STEP = "import {package} after torch: dlopen({name}, RTLD_LOCAL)"
-_TORCH_LIBS = re.compile(r"^lib(?:c10|torch)[\w.-]*\.so")
+_TORCH_LIBS = LazyPattern(r"^lib(?:c10|torch)[\w.-]*\.so")
 #: a Python extension module (``_C.cpython-311-x86_64-linux-gnu.so``, ``_ext.abi3.so``, ``ops.so``); ``lib*.so``
 #: files are libraries a package may load only in some cases (bitsandbytes ships one per CUDA version)
-_EXTENSION = re.compile(r"^(?!lib)[A-Za-z_]\w*(?:\.cpython-(?P<tag>\d+t?)[^.]*|\.abi3)?\.so$")
+_EXTENSION = LazyPattern(r"^(?!lib)[A-Za-z_]\w*(?:\.cpython-(?P<tag>\d+t?)[^.]*|\.abi3)?\.so$")
 
 
 class ExtensionImport:

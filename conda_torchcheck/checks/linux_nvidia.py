@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from conda_torchcheck.checks import Check
@@ -11,9 +10,10 @@ from conda_torchcheck.checks import linux_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.names import normalize
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
-_VARIANT = re.compile(r"^(nvidia-[a-z0-9-]+?)(?:-cu(\d+))?$")
+_VARIANT = LazyPattern(r"^(nvidia-[a-z0-9-]+?)(?:-cu(\d+))?$")
 # packages named nvidia-* that are not CUDA libraries with per-CUDA variants
 _NOT_LIBRARIES = {"nvidia-ml-py", "nvidia-ml-py3", "nvidia-pyindex", "nvidia-dali", "nvidia-modelopt"}
 
