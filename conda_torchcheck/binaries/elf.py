@@ -894,6 +894,11 @@ class _Lookup:
             buckets, nbuckets, first, ends = self.buckets, self.nbuckets, self.first, self.ends
             last = len(chains) - 1
             binds = self._binds
+            source = self.source
+            strings, names, shndx, info = source.strings, source.names, source.shndx, source.info
+            size, count_names = len(strings), len(names)
+            versym, versions = self.versym, self.versions
+            count_versym = len(versym) if versym is not None else 0
             for entry in asked:
                 h = entry[2]
                 if bloom is not None:
@@ -913,10 +918,27 @@ class _Lookup:
                     count = chain.count(even) + chain.count(odd)
                     if not count:
                         continue
-                    if count == 1:
-                        candidates = [first + start + chain.index(even if even in chain else odd)]
-                    else:
-                        candidates = [first + start + k for k, c in enumerate(chain) if c == even or c == odd]
+                    if count == 1:  # the common case, :meth:`_binds` for one symbol written out
+                        i = first + start + chain.index(even if even in chain else odd)
+                        if i >= count_names or shndx[i] == SHN_UNDEF or info[i] >> 4 == STB_LOCAL:
+                            continue
+                        name, at = entry[0], names[i]
+                        end = at + len(name)
+                        if end >= size or strings[end] or not strings.startswith(name, at):
+                            continue
+                        if versym is not None:
+                            ndx = versym[i] if i < count_versym else 0
+                            version = entry[1]
+                            if version is None:
+                                if ndx & 0x7FFF >= 3 and ndx & 0x8000:  # its one version is hidden
+                                    continue
+                            else:
+                                defined = versions.get(ndx & 0x7FFF)
+                                if defined != version and (defined is not None or ndx & 0x8000):
+                                    continue
+                        found.append(entry)
+                        continue
+                    candidates = [first + start + k for k, c in enumerate(chain) if c == even or c == odd]
                 else:
                     candidates = self._long_chain_matches(start, stop, h)
                 if candidates and binds(candidates, entry[0], entry[1]):
