@@ -53,6 +53,7 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
     Each reference is looked up the way ld.so does: its hash (computed once) through each scope object's hash
     table in turn, its version checked only on the symbol found, so no object's whole table is read."""
     ldso = load.ldso
+    symbols_of = ldso.files.symbols_of
     python_unknown = ldso.main is None or ldso.main.elf is None or ldso.main.elf.tables.symtab is None
     misses: list[SymbolMiss] = []
     global_scope: list[LoadedObject] = []
@@ -115,7 +116,7 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
 
 
 def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> bool:
-    syms = symbols_of(obj)
+    syms = obj.symbols  # read by check_symbols, as every new object's
     if not isinstance(syms, Symbols):
         return False
     ref = syms.ref_of(name)
