@@ -722,7 +722,7 @@ _HASH_CHUNK = 512
 _DIGITS33 = b"0123456789abcdefghijklmnopqrstuvw"
 _HI33 = bytes(_DIGITS33[c // 33] for c in range(256))
 _LO33 = bytes(_DIGITS33[c % 33] for c in range(256))
-_POW33 = [pow(33, n, 1 << 32) for n in range(_HASH_CHUNK + 1)]
+_POW33 = list(accumulate(repeat(33, _HASH_CHUNK), lambda p, b: p * b & 0xFFFFFFFF, initial=1))  # 33**n mod 2**32
 
 
 def sysv_hash(name: bytes) -> int:
