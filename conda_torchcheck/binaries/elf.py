@@ -26,7 +26,7 @@ import os
 import struct
 import sys
 from array import array
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
 from pathlib import Path
 
 from conda_torchcheck.binaries.headers import ELF_MACHINES
@@ -37,6 +37,7 @@ from conda_torchcheck.records import MutableRecord, Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+    from typing import BinaryIO
 
 # --- constants (elf.h) ------------------------------------------------------------------------------------
 ET_EXEC, ET_DYN = 2, 3
@@ -210,6 +211,35 @@ class _Image:
         if offset < 0 or length < 0 or offset + length > self.size:
             raise ElfError(f"truncated: {what} at offset {offset} (+{length}) is past the end ({self.size} bytes)")
         return self.data[offset : offset + length]
+
+
+class _FileImage:
+    """A file read piece by piece (seek and read), for the tables :func:`read_symbols` copies: each piece comes
+    once from the page cache into its copy, where slicing a mapping faults every page of the mapping in before
+    copying it; and a file that shrinks under the read gives a short read (an :class:`ElfError`), never a SIGBUS."""
+
+    __slots__ = ("fh", "size")
+
+    def __init__(self, fh: BinaryIO, size: int) -> None:
+        self.fh = fh
+        self.size = size
+
+    def unpack(self, fmt: struct.Struct, offset: int) -> tuple:
+        if offset < 0 or offset + fmt.size > self.size:
+            raise ElfError(f"truncated: needs {fmt.size} bytes at offset {offset}, file has {self.size}")
+        return fmt.unpack(self._read(offset, fmt.size, "a header"))
+
+    def slice(self, offset: int, length: int, what: str) -> bytes:
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ElfError(f"truncated: {what} at offset {offset} (+{length}) is past the end ({self.size} bytes)")
+        return self._read(offset, length, what)
+
+    def _read(self, offset: int, length: int, what: str) -> bytes:
+        self.fh.seek(offset)
+        data = self.fh.read(length)
+        if len(data) != length:
+            raise ElfError(f"truncated: {what} at offset {offset} (+{length}) was cut short (the file shrank)")
+        return data
 
 
 def _open(path: Path) -> tuple[_Image, object | None]:
@@ -692,7 +722,7 @@ _HASH_CHUNK = 512
 _DIGITS33 = b"0123456789abcdefghijklmnopqrstuvw"
 _HI33 = bytes(_DIGITS33[c // 33] for c in range(256))
 _LO33 = bytes(_DIGITS33[c % 33] for c in range(256))
-_POW33 = [pow(33, n, 1 << 32) for n in range(_HASH_CHUNK + 1)]
+_POW33 = list(accumulate(repeat(33, _HASH_CHUNK), lambda p, b: p * b & 0xFFFFFFFF, initial=1))  # 33**n mod 2**32
 
 
 def sysv_hash(name: bytes) -> int:
@@ -737,10 +767,15 @@ class _SymbolSource:
     __slots__ = ("strings", "tables", "bits", "little", "names", "shndx", "info", "versym", "_lookup")
 
     def __init__(
-        self, image: _Image, tables: _Tables, bits: int, little: bool, columns: tuple[array, array, bytes, array | None]
+        self,
+        image: _Image | _FileImage,
+        tables: _Tables,
+        bits: int,
+        little: bool,
+        columns: tuple[array, array, bytes, array | None],
+        strings: bytes,
     ) -> None:
-        assert tables.strtab is not None
-        self.strings = bytes(image.slice(tables.strtab, tables.strsz, "dynamic string table"))
+        self.strings = strings
         self.tables = tables
         self.bits = bits
         self.little = little
@@ -767,14 +802,14 @@ class _SymbolSource:
         """The file's hash table; None when it has none that holds together."""
         return self._lookup
 
-    def _read_lookup(self, image: _Image) -> _Lookup | None:
+    def _read_lookup(self, image: _Image | _FileImage) -> _Lookup | None:
         t = self.tables
         try:
             if t.gnu_hash is not None:
                 return _Lookup.gnu(self, image, t.gnu_hash)
             if t.sysv_hash is not None:
                 return _Lookup.sysv(self, image, t.sysv_hash)
-        except (ElfError, struct.error, ValueError, OverflowError, MemoryError):
+        except (ElfError, OSError, struct.error, ValueError, OverflowError, MemoryError):
             return None
         return None
 
@@ -807,7 +842,7 @@ class _Lookup:
         self.ends: bytes | None = None
 
     @classmethod
-    def gnu(cls, source: _SymbolSource, image: _Image, at: int) -> _Lookup:
+    def gnu(cls, source: _SymbolSource, image: _Image | _FileImage, at: int) -> _Lookup:
         t, little = source.tables, source.little
         e = "<" if little else ">"
         nbuckets, symoffset, bloom_size, shift = image.unpack(struct.Struct(e + "IIII"), at)
@@ -829,7 +864,7 @@ class _Lookup:
         return lookup
 
     @classmethod
-    def sysv(cls, source: _SymbolSource, image: _Image, at: int) -> _Lookup:
+    def sysv(cls, source: _SymbolSource, image: _Image | _FileImage, at: int) -> _Lookup:
         t, little = source.tables, source.little
         nbucket, nchain = image.unpack(struct.Struct(("<" if little else ">") + "II"), at)
         if nbucket == 0:
@@ -843,29 +878,33 @@ class _Lookup:
         found: list[Wanted] = []
         if self.is_gnu:
             chains = self.chains
+            bloom = None
             if len(wanted) * 8 < len(chains):  # few names asked of a big table: ld.so's bloom filter
                 bloom, mask, bits, shift = self.bloom, self.bloom_mask, self.bloom_bits, self.shift
                 assert bloom is not None
-                asked = [
-                    e
-                    for entries in wanted.values()
-                    for e in entries
-                    if (bloom[(e[2] // bits) & mask] >> (e[2] % bits))
-                    & (bloom[(e[2] // bits) & mask] >> ((e[2] >> shift) % bits))
-                    & 1
-                ]
+                asked: Iterable[Wanted] = (e for entries in wanted.values() for e in entries)
             else:  # the set of the chain's hashes rejects the rest at C speed
                 if self.hashes is None:
                     self.hashes = _hash_set(chains)
                 asked = [e for key in self.hashes.intersection(wanted) for e in wanted[key]]
-            if not asked:
-                return found
+                if not asked:
+                    return found
             if self.ends is None:
                 self.ends = _low_bits(chains)
             buckets, nbuckets, first, ends = self.buckets, self.nbuckets, self.first, self.ends
             last = len(chains) - 1
+            binds = self._binds
+            source = self.source
+            strings, names, shndx, info = source.strings, source.names, source.shndx, source.info
+            size, count_names = len(strings), len(names)
+            versym, versions = self.versym, self.versions
+            count_versym = len(versym) if versym is not None else 0
             for entry in asked:
                 h = entry[2]
+                if bloom is not None:
+                    word = bloom[(h // bits) & mask]
+                    if not (word >> (h % bits)) & (word >> ((h >> shift) % bits)) & 1:
+                        continue
                 start = buckets[h % nbuckets] - first
                 if start < 0:  # an empty bucket (0), or one below the hashed symbols (corrupt)
                     continue
@@ -873,10 +912,36 @@ class _Lookup:
                 if stop < 0:
                     stop = last
                 if stop - start < 64:
-                    candidates = [first + k for k in range(start, stop + 1) if (chains[k] ^ h) >> 1 == 0]
+                    # the chain's entries of this hash (bit 0 aside), found at C speed: mostly none or one
+                    chain = chains[start : stop + 1]
+                    even, odd = h & ~1, h | 1
+                    count = chain.count(even) + chain.count(odd)
+                    if not count:
+                        continue
+                    if count == 1:  # the common case, :meth:`_binds` for one symbol written out
+                        i = first + start + chain.index(even if even in chain else odd)
+                        if i >= count_names or shndx[i] == SHN_UNDEF or info[i] >> 4 == STB_LOCAL:
+                            continue
+                        name, at = entry[0], names[i]
+                        end = at + len(name)
+                        if end >= size or strings[end] or not strings.startswith(name, at):
+                            continue
+                        if versym is not None:
+                            ndx = versym[i] if i < count_versym else 0
+                            version = entry[1]
+                            if version is None:
+                                if ndx & 0x7FFF >= 3 and ndx & 0x8000:  # its one version is hidden
+                                    continue
+                            else:
+                                defined = versions.get(ndx & 0x7FFF)
+                                if defined != version and (defined is not None or ndx & 0x8000):
+                                    continue
+                        found.append(entry)
+                        continue
+                    candidates = [first + start + k for k, c in enumerate(chain) if c == even or c == odd]
                 else:
                     candidates = self._long_chain_matches(start, stop, h)
-                if candidates and self._binds(candidates, entry[0], entry[1]):
+                if candidates and binds(candidates, entry[0], entry[1]):
                     found.append(entry)
         else:
             buckets, nbuckets, chains = self.buckets, self.nbuckets, self.chains
@@ -947,13 +1012,17 @@ def read_symbols(elf: ElfFile) -> Symbols | Unreadable:
     if t.symtab is None or t.strtab is None:
         return Symbols(elf.path, [], 0)
     try:
-        image, handle = _open(elf.path)
-    except (ElfError, OSError) as exc:
+        fh = open_binary(elf.path)
+    except OSError as exc:
         return _unreadable(elf.path, str(exc))
-    try:
-        return _guarded_symbols(elf, image)
-    finally:
-        _close(handle)
+    with fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+        except OSError as exc:
+            return _unreadable(elf.path, str(exc))
+        if size == 0:
+            return _unreadable(elf.path, "empty file")
+        return _guarded_symbols(elf, _FileImage(fh, size))
 
 
 def symbols_from_bytes(elf: ElfFile, data: bytes) -> Symbols | Unreadable:
@@ -963,11 +1032,13 @@ def symbols_from_bytes(elf: ElfFile, data: bytes) -> Symbols | Unreadable:
     return _guarded_symbols(elf, _Image(data, len(data)))
 
 
-def _guarded_symbols(elf: ElfFile, image: _Image) -> Symbols | Unreadable:
+def _guarded_symbols(elf: ElfFile, image: _Image | _FileImage) -> Symbols | Unreadable:
     try:
         return _read_symbols(elf, image)
     except ElfError as exc:
         return _unreadable(elf.path, str(exc))
+    except OSError as exc:
+        return _unreadable(elf.path, exc.strerror or str(exc))
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError, MemoryError) as exc:
         return _unreadable(elf.path, f"corrupt symbol table: {type(exc).__name__}: {exc}")
 
@@ -983,17 +1054,18 @@ def _column(raw: bytes, typecode: str, start: int, step: int, little: bool) -> a
     return col
 
 
-def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
+def _read_symbols(elf: ElfFile, image: _Image | _FileImage) -> Symbols:
     """The undefined references. GNU-hash-sorted tables put every symbol that is not exported (undefined or
     local) below symoffset; when the rest holds no undefined symbol (a C-speed check of one column) only that
-    head is decoded."""
+    head is searched for them."""
     t = elf.tables
     assert t.symtab is not None and t.strtab is not None
     n = t.nsyms
     raw = bytes(image.slice(t.symtab, n * t.syment, "dynamic symbol table"))
-    if t.strtab < 0 or t.strsz < 0 or t.strtab + t.strsz > image.size:  # names are read where they lie
+    if t.strtab < 0 or t.strsz < 0 or t.strtab + t.strsz > image.size:
         raise ElfError(f"truncated: the dynamic string table at offset {t.strtab} is past the end ({image.size})")
-    str_start, str_end = t.strtab, t.strtab + t.strsz
+    # one copy of the string table serves the references' names here and every lookup after
+    strings = bytes(image.slice(t.strtab, t.strsz, "dynamic string table"))
     little = elf.little_endian
     if elf.bits == 64:  # Elf64_Sym: name(I) info(B) other(B) shndx(H) value(Q) size(Q)
         names = _column(raw, "I", 0, 6, little)
@@ -1011,34 +1083,40 @@ def _read_symbols(elf: ElfFile, image: _Image) -> Symbols:
     versym = None
     if t.versym is not None:
         versym = _column(bytes(image.slice(t.versym, 2 * n, "symbol versions")), "H", 0, 1, little)
-    index = {i: (name, file) for i, name, file in t.version_index}
-    refs: list[tuple[bytes, str | None, str | None, bool]] = []
-    data = image.data
-    find = data.find
-    # only non-local symbols are visited (found at C speed): a table of null or local entries costs no loop
-    nonlocal_marks = info[:split].tobytes().translate(_NONLOCAL)
-    i = 0
-    while True:
-        i = nonlocal_marks.find(1, i + 1)
-        if i < 0:
-            break
-        if shndx[i] != SHN_UNDEF:
-            continue
-        bind = info[i] >> 4
-        off = str_start + names[i]
-        end = find(b"\0", off, str_end)
-        if end < 0:
-            raise ElfError(f"symbol {i} has an unterminated name")
-        if end == off:
-            continue
-        version = file = None
-        if versym is not None:
-            ndx = versym[i] & 0x7FFF
-            if ndx > 1:
-                version, file = index.get(ndx, (None, None))
-        refs.append((bytes(data[off:end]), version, file, bind == STB_WEAK))
-    columns = (names, shndx, info.tobytes(), versym)
-    return Symbols(elf.path, refs, n, _SymbolSource(image, t, elf.bits, little, columns))
+    info_bytes = info.tobytes()
+    refs = _undefined_refs(strings, names, shndx, info_bytes, versym, t.version_index, split)
+    columns = (names, shndx, info_bytes, versym)
+    return Symbols(elf.path, refs, n, _SymbolSource(image, t, elf.bits, little, columns, strings))
+
+
+def _undefined_refs(
+    strings: bytes,
+    names: array,
+    shndx: array,
+    info: bytes,
+    versym: array | None,
+    version_index: tuple[tuple[int, str, str | None], ...],
+    split: int,
+) -> list[_Ref]:
+    """(name, version, version file, weak) of the non-local undefined symbols 1..``split``, in table order,
+    those with an empty name left out. Each column is a C-speed pass (``compress``, ``map``): a table of
+    thousands of references (libtorch_python.so: 5,700) costs no Python step per field."""
+    # only non-local symbols are visited: a table of null or local entries costs no loop
+    nonlocal_marks = info[1:split].translate(_NONLOCAL)
+    at = [i for i in compress(range(1, split), nonlocal_marks) if shndx[i] == SHN_UNDEF]
+    starts = [names[i] for i in at]
+    ends = list(map(strings.find, repeat(b"\0"), starts))
+    if -1 in ends:
+        raise ElfError(f"symbol {at[ends.index(-1)]} has an unterminated name")
+    texts = list(map(strings.__getitem__, map(slice, starts, ends)))
+    weak = [info[i] >> 4 == STB_WEAK for i in at]
+    unversioned = (None, None)
+    if versym is None:
+        versions: Iterable[tuple[str | None, str | None]] = repeat(unversioned)
+    else:
+        index = {i: (name, file) for i, name, file in version_index}
+        versions = [index.get(v, unversioned) if v > 1 else unversioned for v in [versym[i] & 0x7FFF for i in at]]
+    return [(text, v[0], v[1], w) for text, v, w in zip(texts, versions, weak) if text]
 
 
 def defined_names_exact(elf: ElfFile) -> frozenset[bytes]:

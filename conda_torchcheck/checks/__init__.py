@@ -9,21 +9,32 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from conda_torchcheck import registry
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Severity, finding, with_check
+from conda_torchcheck.records import Record
 
 
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ids: tuple[str, ...]
-    summary: str
-    run: Callable[[CheckContext], Iterable[Finding]]
-    #: target OSes the check applies to
-    platforms: tuple[str, ...] = ("windows", "linux", "darwin")
+class Check(Record):
+    """One check as the registry declares it, and the function that runs it."""
+
+    __slots__ = ("name", "ids", "summary", "run", "platforms")
+
+    def __init__(
+        self,
+        name: str,
+        ids: tuple[str, ...],
+        summary: str,
+        run: Callable[[CheckContext], Iterable[Finding]],
+        platforms: tuple[str, ...] = ("windows", "linux", "darwin"),
+    ) -> None:
+        self.name = name
+        self.ids = ids
+        self.summary = summary
+        self.run = run
+        #: target OSes the check applies to
+        self.platforms = platforms
 
     @classmethod
     def declared(cls, module: str, run: Callable[[CheckContext], Iterable[Finding]]) -> Check:

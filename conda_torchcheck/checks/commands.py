@@ -12,11 +12,12 @@ import re
 from collections.abc import Iterable
 
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
+from conda_torchcheck.lazy_re import LazyPattern
 
 PIP_INDEX = "https://download.pytorch.org/whl/{tag}"
 #: conda options whose value is the next word (never a package spec)
 CONDA_VALUED_OPTIONS = frozenset({"-p", "--prefix", "-n", "--name", "-c", "--channel"})
-_WSL_DRIVE = re.compile(r"^/mnt/([a-zA-Z])(/.*)?$")
+_WSL_DRIVE = LazyPattern(r"^/mnt/([a-zA-Z])(/.*)?$")
 
 
 def native_path(env: Environment, path: object) -> str:
@@ -155,7 +156,7 @@ def base_version(version: str | None) -> str | None:
 #: NVIDIA's own torch builds: NGC containers (``2.6.0a0+ecf3bae40a.nv25.02``) and JetPack wheels for Jetson
 #: (``2.5.0a0+872d972e41.nv24.08``): a pre-release of the upstream version, the commit, ``nvYY.MM`` (the
 #: container release; NVIDIA's PyTorch Release Notes and the Jetson "Installing PyTorch" guide)
-_NVIDIA_BUILD = re.compile(r"^\d+\.\d+\.\d+a0\+[0-9a-f]+\.nv\d{2}\.\d{2}")
+_NVIDIA_BUILD = LazyPattern(r"^\d+\.\d+\.\d+a0\+[0-9a-f]+\.nv\d{2}\.\d{2}")
 
 #: the source repositories of the family members a user builds against NVIDIA's torch
 _FAMILY_SOURCES = {

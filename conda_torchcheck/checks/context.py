@@ -4,23 +4,33 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from conda_torchcheck.inventory.model import Environment, HostFacts
 from conda_torchcheck.inventory.torch import TorchInfo, find_torch
+from conda_torchcheck.records import Record
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class CheckOptions:
-    #: run the target env's python to import torch (opt-in only)
-    import_test: bool = False
-    import_timeout: float = 60.0
-    #: check file hashes against RECORD / conda-meta (reads every torch file: slower)
-    verify_hashes: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
+class CheckOptions(Record):
+    """What the user asked of a run beyond the env (the opt-in import test, hash verification)."""
+
+    __slots__ = ("import_test", "import_timeout", "verify_hashes", "extra")
+
+    def __init__(
+        self,
+        import_test: bool = False,
+        import_timeout: float = 60.0,
+        verify_hashes: bool = True,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        #: run the target env's python to import torch (opt-in only)
+        self.import_test = import_test
+        self.import_timeout = import_timeout
+        #: check file hashes against RECORD / conda-meta (reads every torch file: slower)
+        self.verify_hashes = verify_hashes
+        self.extra = {} if extra is None else extra
 
 
 class CheckContext:

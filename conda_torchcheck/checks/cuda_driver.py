@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from conda_torchcheck.checks import Check
@@ -31,25 +30,33 @@ from conda_torchcheck.knowledge.cuda import (
 )
 from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
+from conda_torchcheck.records import Record
 
 #: the file-system root the driver is read from (tests point it at a fake tree)
 ROOT = Path("/")
 _DRIVER_RE = LazyPattern(r"(?<![\d.])(\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.])")
 
 
-@dataclass(frozen=True)
-class Gpu:
-    name: str
-    capability: str | None  # "9.0"
-    source: str
+class Gpu(Record):
+    __slots__ = ("name", "capability", "source")
+
+    def __init__(self, name: str, capability: str | None, source: str) -> None:
+        self.name = name
+        #: "9.0"
+        self.capability = capability
+        self.source = source
 
 
-@dataclass(frozen=True)
-class DriverFacts:
-    version: str | None
-    source: str | None
-    gpus: tuple[Gpu, ...] = ()
-    looked: tuple[str, ...] = ()
+class DriverFacts(Record):
+    __slots__ = ("version", "source", "gpus", "looked")
+
+    def __init__(
+        self, version: str | None, source: str | None, gpus: tuple[Gpu, ...] = (), looked: tuple[str, ...] = ()
+    ) -> None:
+        self.version = version
+        self.source = source
+        self.gpus = gpus
+        self.looked = looked
 
 
 def read_driver(root: Path | None = None, *, use_nvml: bool = True) -> DriverFacts:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from conda_torchcheck.builders import builder_of
@@ -12,6 +11,7 @@ from conda_torchcheck.inventory.fs import find_path
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
 from conda_torchcheck.inventory.torch import conda_owner, cuda_from_build, metadata_dirs_of, variant_from_build
 from conda_torchcheck.knowledge import conda_channels
+from conda_torchcheck.records import Record
 
 PIP_FAMILY = ("torch", "torchvision", "torchaudio", "torchtext")
 
@@ -25,10 +25,13 @@ def channel_label(rec: CondaRecord) -> str:
     return rec.channel if rec.channel != "unknown" else (rec.channel_url or "unknown")
 
 
-@dataclass(frozen=True)
-class BuildVariant:
-    variant: str | None  # cuda, cpu, rocm, None (the build string does not say)
-    cuda: str | None
+class BuildVariant(Record):
+    __slots__ = ("variant", "cuda")
+
+    def __init__(self, variant: str | None, cuda: str | None) -> None:
+        #: cuda, cpu, rocm, None (the build string does not say)
+        self.variant = variant
+        self.cuda = cuda
 
 
 def record_variant(rec: CondaRecord) -> BuildVariant:
@@ -81,15 +84,19 @@ def conda_site_short_path(env: Environment) -> str | None:
     return f"lib/python{mm}{'t' if env.python.free_threaded else ''}/site-packages"
 
 
-@dataclass(frozen=True)
-class CondaAnchor:
+class CondaAnchor(Record):
     """The metadata folder a conda record installed into site-packages, and what is there now."""
 
-    record: CondaRecord
-    rel_path: str  # prefix-relative, as conda-meta writes it
-    path: Path
-    present: bool
-    installer: str | None  # INSTALLER of the folder now on disk (None when absent / unreadable)
+    __slots__ = ("record", "rel_path", "path", "present", "installer")
+
+    def __init__(self, record: CondaRecord, rel_path: str, path: Path, present: bool, installer: str | None) -> None:
+        self.record = record
+        #: prefix-relative, as conda-meta writes it
+        self.rel_path = rel_path
+        self.path = path
+        self.present = present
+        #: INSTALLER of the folder now on disk (None when absent / unreadable)
+        self.installer = installer
 
 
 def conda_anchor(env: Environment, rec: CondaRecord) -> CondaAnchor | None:
@@ -111,15 +118,27 @@ def conda_anchor(env: Environment, rec: CondaRecord) -> CondaAnchor | None:
     return CondaAnchor(rec, rel, path, present, installer)
 
 
-@dataclass(frozen=True)
-class TorchInstalls:
+class TorchInstalls(Record):
     """Every torch metadata folder reachable from sys.path, split by the manager that put it there."""
 
-    dists: tuple[Distribution, ...]  # all torch dist-info / egg-info, sys.path order
-    conda_owned: tuple[Distribution, ...]
-    foreign: tuple[Distribution, ...]  # not named in any conda record's files (pip, uv, a copy ...)
-    record: CondaRecord | None  # conda's pytorch
-    anchor: CondaAnchor | None
+    __slots__ = ("dists", "conda_owned", "foreign", "record", "anchor")
+
+    def __init__(
+        self,
+        dists: tuple[Distribution, ...],
+        conda_owned: tuple[Distribution, ...],
+        foreign: tuple[Distribution, ...],
+        record: CondaRecord | None,
+        anchor: CondaAnchor | None,
+    ) -> None:
+        #: all torch dist-info / egg-info, sys.path order
+        self.dists = dists
+        self.conda_owned = conda_owned
+        #: not named in any conda record's files (pip, uv, a copy ...)
+        self.foreign = foreign
+        #: conda's pytorch
+        self.record = record
+        self.anchor = anchor
 
 
 def torch_installs(ctx: CheckContext) -> TorchInstalls:

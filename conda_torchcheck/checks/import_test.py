@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -38,6 +36,10 @@ from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.host import RUNNING_OS
 from conda_torchcheck.inventory.model import Environment, HostFacts
 from conda_torchcheck.messages import Text, msg
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
 
 MARKER = "@@CONDA_TORCHCHECK_IMPORT_TEST@@"
 MEMO_KEY = "import_test"
@@ -192,6 +194,8 @@ def child_environment(env: Environment, host: HostFacts) -> tuple[dict[str, str]
 
 def run_import_test(env: Environment, host: HostFacts, timeout: float) -> ImportTestResult:
     """Import torch in ``env``'s own interpreter (see the module docstring for how it is started)."""
+    import subprocess  # only for the opt-in test: every check run imports this module
+
     ran_at = _now()
     if env.os != RUNNING_OS:
         return ImportTestResult("not-run", ran_at, timeout, reason=f"other-os:{env.os}:{RUNNING_OS}")
@@ -312,6 +316,8 @@ class _Drain:
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    import signal
+
     try:
         if os.name != "nt":
             os.killpg(proc.pid, signal.SIGKILL)

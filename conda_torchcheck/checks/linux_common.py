@@ -6,8 +6,6 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from conda_torchcheck.checks import commands as cmd
 from conda_torchcheck.checks import loading_common
 from conda_torchcheck.checks.context import CheckContext
@@ -21,8 +19,13 @@ from conda_torchcheck.inventory.names import normalize
 from conda_torchcheck.knowledge.linux import apt_package_for as apt_package_for
 from conda_torchcheck.knowledge.linux import conda_package_for as conda_package_for
 from conda_torchcheck.knowledge.linux import nvidia_base_for as nvidia_base_for
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.loader.graph import LoadGraph, SearchPlace
 from conda_torchcheck.messages import Text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 def describe_place(place: SearchPlace) -> str:
@@ -65,41 +68,63 @@ def describe_resolution(graph: LoadGraph, place: SearchPlace | None, path: Path)
 
 def torch_platform_requirements(ctx: CheckContext) -> list[Requirement]:
     """torch's Requires-Dist lines whose markers hold on this env's platform (Linux, its machine)."""
+    return ctx.memo("linux_torch_requirements", lambda: _platform_requirements(ctx, _torch_requires(ctx)))
+
+
+def torch_nvidia_requirements(ctx: CheckContext) -> list[Requirement]:
+    """The requirements of :func:`torch_platform_requirements` named ``nvidia-*``, the only ones the loading
+    checks ask about. A line whose name cannot normalise to ``nvidia-...`` is not parsed, so a torch without
+    NVIDIA pins (a CPU build) never imports the requirement parser."""
 
     def compute() -> list[Requirement]:
-        dist = ctx.torch.dist
-        if dist is None:
-            return []
-        machine = {"x86_64": "x86_64", "aarch64": "aarch64", "ppc64": "ppc64le"}.get(
-            ctx.env.python.arch or "x86_64", "x86_64"
-        )
-        py = ctx.env.python.version or "3.11"
-        environment = {
-            "platform_system": "Linux",
-            "sys_platform": "linux",
-            "platform_machine": machine,
-            "os_name": "posix",
-            "python_version": ".".join(py.split(".")[:2]),
-            "python_full_version": py,
-            "implementation_name": "cpython",
-            "platform_python_implementation": "CPython",
-            "extra": "",
-        }
-        out = []
-        for line in dist.requires:
-            try:
-                req = Requirement(line)
-            except InvalidRequirement:
-                continue
-            try:
-                if req.marker is not None and not req.marker.evaluate(environment):
-                    continue
-            except Exception:  # an unknown marker variable: keep the requirement rather than guess
-                pass
-            out.append(req)
-        return out
+        return _platform_requirements(ctx, [line for line in _torch_requires(ctx) if _NVIDIA_NAME.match(line)])
 
-    return ctx.memo("linux_torch_requirements", compute)
+    return ctx.memo("linux_torch_nvidia_requirements", compute)
+
+
+#: how a requirement whose name normalises to ``nvidia-...`` starts (a superset: packaging parses the rest)
+_NVIDIA_NAME = LazyPattern(r"\s*nvidia[-_.]", re.IGNORECASE)
+
+
+def _torch_requires(ctx: CheckContext) -> tuple[str, ...]:
+    dist = ctx.torch.dist
+    return () if dist is None else tuple(dist.requires)
+
+
+def _platform_requirements(ctx: CheckContext, lines: Sequence[str]) -> list[Requirement]:
+    """The requirements among ``lines`` whose markers hold on this env's platform (Linux, its machine)."""
+    if not lines:
+        return []
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    machine = {"x86_64": "x86_64", "aarch64": "aarch64", "ppc64": "ppc64le"}.get(
+        ctx.env.python.arch or "x86_64", "x86_64"
+    )
+    py = ctx.env.python.version or "3.11"
+    environment = {
+        "platform_system": "Linux",
+        "sys_platform": "linux",
+        "platform_machine": machine,
+        "os_name": "posix",
+        "python_version": ".".join(py.split(".")[:2]),
+        "python_full_version": py,
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
+    out = []
+    for line in lines:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        try:
+            if req.marker is not None and not req.marker.evaluate(environment):
+                continue
+        except Exception:  # an unknown marker variable: keep the requirement rather than guess
+            pass
+        out.append(req)
+    return out
 
 
 def nvidia_requirement_for(ctx: CheckContext, soname: str) -> Requirement | None:
@@ -108,7 +133,8 @@ def nvidia_requirement_for(ctx: CheckContext, soname: str) -> Requirement | None
     if found is None:
         return None
     base = found[0]
-    for req in torch_platform_requirements(ctx):
+    requirements = torch_nvidia_requirements(ctx) if base.startswith("nvidia-") else torch_platform_requirements(ctx)
+    for req in requirements:
         name = normalize(req.name)
         if name == base or re.fullmatch(re.escape(base) + r"-cu\d+", name):
             return req
@@ -145,10 +171,10 @@ def dedupe(items: Iterable[str]) -> list[str]:
 #: at most this many extension modules are simulated per env (each costs a dlopen of its closure)
 MAX_EXTENSIONS = 64
 EXTENSION_STEP = "import {package} after torch: dlopen({name}, RTLD_LOCAL)"
-_TORCH_LIBS = re.compile(r"^lib(?:c10|torch)[\w.-]*\.so")
+_TORCH_LIBS = LazyPattern(r"^lib(?:c10|torch)[\w.-]*\.so")
 #: a Python extension module (``_C.cpython-311-x86_64-linux-gnu.so``, ``_ext.abi3.so``, ``ops.so``); ``lib*.so``
 #: files are libraries a package may load only in some cases (bitsandbytes ships one per CUDA version)
-_EXTENSION = re.compile(r"^(?!lib)[A-Za-z_]\w*(?:\.cpython-(?P<tag>\d+t?)[^.]*|\.abi3)?\.so$")
+_EXTENSION = LazyPattern(r"^(?!lib)[A-Za-z_]\w*(?:\.cpython-(?P<tag>\d+t?)[^.]*|\.abi3)?\.so$")
 
 
 class ExtensionImport:
@@ -172,8 +198,8 @@ def _torch_extensions(ctx: CheckContext) -> list[tuple[str, Path]]:
     for dist in ctx.env.distributions:
         if dist.name in ("torch", "triton") or dist.name.startswith("nvidia-") or not dist.has_record:
             continue
-        requires_torch = any(_requirement_name(r) == "torch" for r in dist.requires)
-        for rel in record_paths(dist):
+        requires_torch = None  # asked once the package has an extension module
+        for rel in record_paths(dist, mentioning=".so"):
             if not rel.endswith(".so") or rel.startswith(("torch/", "../")):
                 continue
             m = _EXTENSION.match(rel.rsplit("/", 1)[-1])
@@ -186,6 +212,8 @@ def _torch_extensions(ctx: CheckContext) -> list[tuple[str, Path]]:
             info = read_elf(path)
             if not isinstance(info, ElfFile):
                 continue
+            if requires_torch is None:
+                requires_torch = _requires_torch(dist)
             if requires_torch or any(_TORCH_LIBS.match(n) for n in info.needed):
                 out.append((dist.raw_name, path))
             if len(out) >= MAX_EXTENSIONS:
@@ -193,7 +221,15 @@ def _torch_extensions(ctx: CheckContext) -> list[tuple[str, Path]]:
     return out
 
 
+def _requires_torch(dist) -> bool:
+    """Whether one of ``dist``'s requirements names torch (only a line holding "torch" is parsed: a name that
+    normalises to ``torch`` is those five letters in some case)."""
+    return any(_requirement_name(r) == "torch" for r in dist.requires if "torch" in r.lower())
+
+
 def _requirement_name(text: str) -> str | None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         return normalize(Requirement(text).name)
     except InvalidRequirement:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from conda_torchcheck.checks import Check
@@ -23,17 +22,21 @@ from conda_torchcheck.checks.cuda_driver import machine_root
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
+from conda_torchcheck.records import Record
 
 #: the first L4T release whose CUDA stack is SBSA (Jetson Thor, JetPack 7)
 SBSA_L4T = 38
 _RELEASE = LazyPattern(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*([\d.]+)")
 
 
-@dataclass(frozen=True)
-class Jetson:
-    model: str | None
-    l4t: str | None  # "36.4.0"
-    source: str
+class Jetson(Record):
+    __slots__ = ("model", "l4t", "source")
+
+    def __init__(self, model: str | None, l4t: str | None, source: str) -> None:
+        self.model = model
+        #: "36.4.0"
+        self.l4t = l4t
+        self.source = source
 
     @property
     def sbsa(self) -> bool:

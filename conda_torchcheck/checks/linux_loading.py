@@ -494,14 +494,15 @@ def _substituted(ctx: CheckContext, load: linux.LinuxLoad) -> Iterator[Finding]:
     lib_dir = ctx.torch.lib_dir
     if lib_dir is None:
         return
-    shipped = common.torch_record_libs(ctx)
     reported: set[str] = set()
     failed_versions = {(str(t.path), v) for s in load.steps for _o, _f, v, t in s.version_failures}
     for module, dep in load.graph.iter_edges():
         name = dep.name
-        if name in reported or name not in shipped or dep.resolution is None or dep.resolution.path is None:
+        if name in reported or dep.resolution is None or dep.resolution.path is None:
             continue
-        if fs.exists(lib_dir / name) or _inside(dep.resolution.path, lib_dir):
+        if _inside(dep.resolution.path, lib_dir) or fs.exists(lib_dir / name):
+            continue
+        if name not in common.torch_record_libs(ctx):  # torch's RECORD is read only for a library loaded elsewhere
             continue
         target = load.ldso.object_at(dep.resolution.path)
         if target is None or target.elf is None:

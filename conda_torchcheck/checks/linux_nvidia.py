@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from conda_torchcheck.checks import Check
@@ -11,9 +10,10 @@ from conda_torchcheck.checks import linux_common as common
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.names import normalize
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
-_VARIANT = re.compile(r"^(nvidia-[a-z0-9-]+?)(?:-cu(\d+))?$")
+_VARIANT = LazyPattern(r"^(nvidia-[a-z0-9-]+?)(?:-cu(\d+))?$")
 # packages named nvidia-* that are not CUDA libraries with per-CUDA variants
 _NOT_LIBRARIES = {"nvidia-ml-py", "nvidia-ml-py3", "nvidia-pyindex", "nvidia-dali", "nvidia-modelopt"}
 
@@ -28,7 +28,7 @@ def run(ctx: CheckContext) -> Iterator[Finding]:
 
 def _pins(ctx: CheckContext) -> Iterator[Finding]:
     torch = ctx.torch
-    for req in common.torch_platform_requirements(ctx):
+    for req in common.torch_nvidia_requirements(ctx):
         name = normalize(req.name)
         if not name.startswith("nvidia-"):
             continue
@@ -79,7 +79,7 @@ def _variants(ctx: CheckContext) -> Iterator[Finding]:
         major = int(suffix) if suffix else _major(dist.version)
         groups.setdefault(base, []).append((dist.name, dist.version, major))
     wanted_major = int(torch.cuda_version.split(".")[0]) if torch.cuda_version else None
-    pins = {normalize(r.name): str(r).split(";")[0].strip() for r in common.torch_platform_requirements(ctx)}
+    pins = {normalize(r.name): str(r).split(";")[0].strip() for r in common.torch_nvidia_requirements(ctx)}
     for base, members in sorted(groups.items()):
         majors = {m for _n, _v, m in members if m is not None}
         if len(majors) < 2:

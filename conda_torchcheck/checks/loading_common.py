@@ -32,7 +32,7 @@ def torch_record_libs(ctx: CheckContext, is_library: Callable[[str], bool]) -> f
         if dist is not None and dist.has_record:
             from conda_torchcheck.inventory.dists import record_paths
 
-            for path in record_paths(dist):
+            for path in record_paths(dist, under="torch/lib"):
                 parts = path.replace("\\", "/").split("/")
                 if len(parts) == 3 and parts[0] == "torch" and parts[1] == "lib":
                     names.add(parts[2])

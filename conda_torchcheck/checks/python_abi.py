@@ -33,8 +33,8 @@ from conda_torchcheck.knowledge import known_torch_minors, torch_release
 from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
-_BUILT_FOR = re.compile(r"\.(?:cpython-|cp)(\d)(\d+)(t?)m?[-.]")
-_STRANDED_SITE = re.compile(r"^python(\d)\.(\d+)(t?)$")
+_BUILT_FOR = LazyPattern(r"\.(?:cpython-|cp)(\d)(\d+)(t?)m?[-.]")
+_STRANDED_SITE = LazyPattern(r"^python(\d)\.(\d+)(t?)$")
 
 #: C-API function -> (major, minor) -> the first patch release of that minor that has it (CPython docs:
 #: "Added in version 3.6.1"; bpo-27867 backported both to 3.5.4). Minors before 3.5 lack them altogether.
@@ -42,7 +42,7 @@ CAPI_SINCE: dict[str, dict[tuple[int, int], tuple[int, int, int]]] = {
     "PySlice_Unpack": {(3, 5): (3, 5, 4), (3, 6): (3, 6, 1)},
     "PySlice_AdjustIndices": {(3, 5): (3, 5, 4), (3, 6): (3, 6, 1)},
 }
-_PATCH = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+_PATCH = LazyPattern(r"^(\d+)\.(\d+)\.(\d+)")
 
 
 def extension_suffixes(env: Environment) -> tuple[str, ...]:

@@ -8,7 +8,6 @@ interpreter's markers, not this process's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from conda_torchcheck.checks import Check
@@ -20,6 +19,7 @@ from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.model import Distribution, Environment
 from conda_torchcheck.inventory.names import normalize
 from conda_torchcheck.knowledge.python_env import import_time_requirements, skipped_requirements
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.messages import msg
 
 FAMILY = ("torch", "torchvision", "torchaudio")
@@ -50,10 +50,10 @@ def marker_environment(env: Environment) -> dict[str, str]:
 
 
 # name [extras] specifier ; marker  (also the old ``name (>=1.0)`` form)
-_REQUIREMENT = re.compile(
+_REQUIREMENT = LazyPattern(
     r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*\(?([^;()]*)\)?\s*(?:;(.*))?$"
 )
-_EXTRA = re.compile(r"\bextra\s*==")
+_EXTRA = LazyPattern(r"\bextra\s*==")
 
 
 def _applies(marker: str | None, env: Environment) -> bool:

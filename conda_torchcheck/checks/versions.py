@@ -4,7 +4,6 @@ family that name different builds (``+cpu`` torch with ``+cu121`` torchvision, `
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks import commands as cmd
@@ -14,14 +13,18 @@ from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory.model import Distribution, Environment
 from conda_torchcheck.knowledge import parse_version, release_channels, torch_release
 from conda_torchcheck.messages import msg
+from conda_torchcheck.records import Record
 
 
-@dataclass(frozen=True)
-class Installed:
-    name: str
-    version: str
-    manager: str  # conda or pip
-    dist: Distribution | None
+class Installed(Record):
+    __slots__ = ("name", "version", "manager", "dist")
+
+    def __init__(self, name: str, version: str, manager: str, dist: Distribution | None) -> None:
+        self.name = name
+        self.version = version
+        #: conda or pip
+        self.manager = manager
+        self.dist = dist
 
 
 def installed(env: Environment, name: str) -> Installed | None:

@@ -175,7 +175,22 @@ def print_input_error(exc: BaseException, *, json_output: bool) -> int:
     return int(getattr(exc, "exit_code", 2))
 
 
+def tune_collector_for_one_run() -> None:
+    """The cyclic collector set for a process that runs one command and exits: what exists when the command
+    starts (modules, classes, functions) is never garbage, so it leaves the collector's generations
+    (``gc.freeze``), and the young generation holds 10,000 objects rather than 700 before a collection. A
+    check of a torch env makes some 60,000 objects and keeps most to the end: at 700, some 80 collections
+    walked them, ~15 ms of a 170 ms run. Cycles are still collected (conda's process, which runs the
+    plugin, and callers of :func:`main` with arguments are left alone)."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(10_000, 50, 100)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the process is this command: the console script, or python -m conda_torchcheck
+        tune_collector_for_one_run()
     if (sys.stdout.encoding and sys.stdout.encoding.lower() not in ("utf-8", "utf8")) or (
         getattr(sys.stdout, "errors", None) == "strict"
     ):

@@ -27,12 +27,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child, listing
 from conda_torchcheck.lazy_re import LazyPattern
+from conda_torchcheck.records import Record
 
 _PTH_NAME = LazyPattern(r"^python(\d+)?\._pth$", re.IGNORECASE)
 _STORE_FOLDER = LazyPattern(r"^PythonSoftwareFoundation\.Python\.(3\.\d+)_", re.IGNORECASE)
@@ -42,23 +42,34 @@ _UV_FOLDER = LazyPattern(r"^(cpython|pypy|graalpy)-(\d+\.\d+)[.\d]*[a-z0-9+]*-",
 _PYENV_VERSION = LazyPattern(r"^\d+\.\d+")
 
 
-@dataclass(frozen=True)
-class PathFile:
+class PathFile(Record):
     """An embedded Python's ``._pth``: the whole import path, in order, and whether site runs."""
 
-    path: Path
-    entries: tuple[Path, ...]
-    imports_site: bool
+    __slots__ = ("path", "entries", "imports_site")
+
+    def __init__(self, path: Path, entries: tuple[Path, ...], imports_site: bool) -> None:
+        self.path = path
+        self.entries = entries
+        self.imports_site = imports_site
 
 
-@dataclass(frozen=True)
-class InstallKind:
-    layout: str  # "embedded", "store" or "system"
-    #: who installed and updates this Python: "uv", "pyenv", "pyenv-win" (None: nobody the tool knows)
-    manager: str | None = None
-    path_file: PathFile | None = None
-    #: the Store package's family name (``PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0``)
-    store_family: str | None = None
+class InstallKind(Record):
+    __slots__ = ("layout", "manager", "path_file", "store_family")
+
+    def __init__(
+        self,
+        layout: str,
+        manager: str | None = None,
+        path_file: PathFile | None = None,
+        store_family: str | None = None,
+    ) -> None:
+        #: "embedded", "store" or "system"
+        self.layout = layout
+        #: who installed and updates this Python: "uv", "pyenv", "pyenv-win" (None: nobody the tool knows)
+        self.manager = manager
+        self.path_file = path_file
+        #: the Store package's family name (``PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0``)
+        self.store_family = store_family
 
 
 def read_path_file(prefix: Path) -> PathFile | None:

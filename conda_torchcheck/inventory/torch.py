@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from conda_torchcheck.inventory import fs
 from conda_torchcheck.inventory.fs import find_child
 from conda_torchcheck.inventory.model import CondaRecord, Distribution, Environment
+from conda_torchcheck.records import Record
 
 TORCH_FAMILY_CONDA = (
     "pytorch",
@@ -45,27 +45,56 @@ _HIP_RE = re.compile(r"""^hip\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"
 _XPU_RE = re.compile(r"""^xpu\s*(?::\s*[\w\[\], ]+\s*)?=\s*(None|['"]([^'"]*)['"])""", re.M)
 
 
-@dataclass(frozen=True)
-class VersionPy:
-    version: str | None
-    cuda: str | None
-    hip: str | None
-    xpu: str | None
+class VersionPy(Record):
+    __slots__ = ("version", "cuda", "hip", "xpu")
+
+    def __init__(self, version: str | None, cuda: str | None, hip: str | None, xpu: str | None) -> None:
+        self.version = version
+        self.cuda = cuda
+        self.hip = hip
+        self.xpu = xpu
 
 
-@dataclass(frozen=True)
-class TorchInfo:
+class TorchInfo(Record):
     """The torch that ``import torch`` would pick up in this env, and how it got there."""
 
-    version: str | None
-    source: str  # "pip", "conda", "pip-over-conda", "none"
-    variant: str  # "cpu", "cuda", "rocm", "xpu", "unknown"
-    cuda_version: str | None
-    package_dir: Path | None  # <site>/torch
-    dist: Distribution | None
-    conda_record: CondaRecord | None  # pytorch
-    libtorch_record: CondaRecord | None
-    version_py: VersionPy | None
+    __slots__ = (
+        "version",
+        "source",
+        "variant",
+        "cuda_version",
+        "package_dir",
+        "dist",
+        "conda_record",
+        "libtorch_record",
+        "version_py",
+    )
+
+    def __init__(
+        self,
+        version: str | None,
+        source: str,
+        variant: str,
+        cuda_version: str | None,
+        package_dir: Path | None,
+        dist: Distribution | None,
+        conda_record: CondaRecord | None,
+        libtorch_record: CondaRecord | None,
+        version_py: VersionPy | None,
+    ) -> None:
+        self.version = version
+        #: "pip", "conda", "pip-over-conda", "none"
+        self.source = source
+        #: "cpu", "cuda", "rocm", "xpu", "unknown"
+        self.variant = variant
+        self.cuda_version = cuda_version
+        #: <site>/torch
+        self.package_dir = package_dir
+        self.dist = dist
+        #: pytorch
+        self.conda_record = conda_record
+        self.libtorch_record = libtorch_record
+        self.version_py = version_py
 
     @property
     def installed(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+from itertools import repeat
 from pathlib import Path
 
 from conda_torchcheck.inventory import fs
@@ -98,28 +99,36 @@ def parse_cache(data: bytes, arch: str, source: str = str(CACHE_FILE)) -> LdCach
         return LdCache(source, problem="truncated ld.so.cache")
     hwcap_names = _hwcap_names(data, base, ext_offset) if ext_offset else []
 
-    def text(offset: int) -> str:
-        pos = base + offset
-        end = data.find(b"\0", pos)
-        return data[pos:end].decode("utf-8", "surrogateescape") if 0 <= pos < len(data) and end >= 0 else ""
-
+    rows = [
+        (key, value, hwcap)
+        for flags, key, value, _osversion, hwcap in struct.iter_unpack("<iIIIQ", data[first : first + nlibs * 24])
+        if (wanted is None or flags == wanted) and (not hwcap or hwcap & _HWCAP_EXTENSION)
+    ]  # legacy hwcap entries (tls, haswell, ...): ld.so >= 2.37 ignores them; the plain ones are preferred
+    names = _strings(data, [base + key for key, _value, _hwcap in rows])
+    paths = _strings(data, [base + value for _key, value, _hwcap in rows])
     entries: dict[str, str] = {}
     hwcaps: dict[str, list[tuple[str, str]]] = {}
-    for flags, key, value, _osversion, hwcap in struct.iter_unpack("<iIIIQ", data[first : first + nlibs * 24]):
-        if wanted is not None and flags != wanted:
-            continue
-        name, path = text(key), text(value)
+    for name, path, (_key, _value, hwcap) in zip(names, paths, rows):
         if not name or not path:
             continue
-        if hwcap & _HWCAP_EXTENSION:
+        if hwcap:  # an entry of a glibc-hwcaps subdirectory
             index = hwcap & 0xFFFFFFFF
             sub = hwcap_names[index] if index < len(hwcap_names) else "?"
             hwcaps.setdefault(name, []).append((sub, path))
             continue
-        if hwcap:  # legacy hwcap entries (tls, haswell, ...): ld.so >= 2.37 ignores them; prefer plain ones
-            continue
         entries.setdefault(name, path)
     return LdCache(source, entries, {k: tuple(v) for k, v in hwcaps.items()})
+
+
+def _strings(data: bytes, positions: list[int]) -> list[str]:
+    """The NUL-terminated strings at ``positions`` ("" for one outside ``data`` or without its NUL), each end
+    found at C speed."""
+    size = len(data)
+    ends = list(map(data.find, repeat(b"\0"), positions))
+    return [
+        data[pos:end].decode("utf-8", "surrogateescape") if 0 <= pos < size and end >= 0 else ""
+        for pos, end in zip(positions, ends)
+    ]
 
 
 def _hwcap_names(data: bytes, base: int, ext_offset: int) -> list[str]:

@@ -85,3 +85,29 @@ def test_extension_of_another_package_with_an_undefined_symbol(make_env):
     assert f.evidence["package"] == "flash_attn" and f.severity.value == "error"
     (builder.site_packages / "old" / "libprov.so.1").write_bytes((sym / "new" / "libprov.so.1").read_bytes())
     assert run_ids(context(builder.prefix), "TC403") == []
+
+
+def test_the_second_import_for_extensions_reads_no_file_again(make_env, monkeypatch):
+    """The extension pass models ``import torch`` a second time: every header and symbol table it needs was read
+    by the first, once per file."""
+    from collections import Counter
+
+    from conda_torchcheck.binaries import elf
+    from conda_torchcheck.loader.linux import engine
+
+    builder = make_env(layout="venv")
+    minitorch_env(builder)
+    sym = FIX / "symbol"
+    files = {
+        "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so": (sym / "libuser.so").read_bytes(),
+        "old/libprov.so.1": (sym / "old" / "libprov.so.1").read_bytes(),
+    }
+    builder.dist("flash_attn", "2.7.4", files=files, requires=["torch"])
+    headers, tables = Counter(), Counter()
+    read_elf, read_symbols = elf.read_elf, elf.read_symbols
+    monkeypatch.setattr(engine, "read_elf", lambda p: headers.update([str(p)]) or read_elf(p))
+    monkeypatch.setattr(engine, "read_symbols", lambda e: tables.update([str(e.path)]) or read_symbols(e))
+    [f] = run_ids(context(builder.prefix), "TC403")
+    assert f.title.key == "TC403.extension.title"
+    assert tables and max(tables.values()) == 1, tables
+    assert headers and max(headers.values()) == 1, headers

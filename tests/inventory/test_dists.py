@@ -37,5 +37,35 @@ def test_record_paths_match_the_row_parser(tmp_path, text):
     assert dists.record_paths(_Dist(record)) == tuple(row[0] for row in dists.record_rows(record))
 
 
+UNDER = [
+    PLAIN,
+    PLAIN.replace("\r\n", "\n"),
+    "torch/lib/libc10.so,h,1\nxtorch/lib/no.so,h,1\ntorch\\lib\\win.dll,h,2\ntorch/lib\\mixed.so,,\n",
+    "torch/lib/a,b.so,h,1\ntorch/lib/one-comma,5\ntorch/lib/no-comma\ntorch/libx/no.so,,\ntorch/lib/sub/deep.so,h,1",
+    'torch/lib/q.so,h,1\n"torch/lib/odd,name.so",h,2\n',  # quoted: through csv
+    "torch/lib/a.so,h,1\r\ntorch/lib/b\x85c.so,h,2\n",
+    "torch/lib/,h,1\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", UNDER)
+def test_record_paths_under_a_folder_are_those_of_all_rows_inside_it(tmp_path, text):
+    record = tmp_path / "RECORD"
+    record.write_bytes(text.encode("utf-8"))
+    every = dists.record_paths(_Dist(record))
+    inside = tuple(p for p in every if p.replace("\\", "/").startswith("torch/lib/"))
+    assert dists.record_paths(_Dist(record), under="torch/lib") == inside
+
+
+@pytest.mark.parametrize("text", UNDER)
+def test_record_paths_mentioning_are_all_rows_or_none(tmp_path, text):
+    record = tmp_path / "RECORD"
+    record.write_bytes(text.encode("utf-8"))
+    every = dists.record_paths(_Dist(record))
+    got = dists.record_paths(_Dist(record), mentioning=".so")
+    assert got == every if any(".so" in p for p in every) else got in (every, ())
+
+
 def test_record_paths_of_a_missing_record_are_empty(tmp_path):
     assert dists.record_paths(_Dist(tmp_path / "RECORD")) == ()

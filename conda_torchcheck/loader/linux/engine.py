@@ -8,7 +8,7 @@ import re
 import stat
 from pathlib import Path
 
-from conda_torchcheck.binaries.elf import ElfFile, Symbols, Unreadable, read_elf
+from conda_torchcheck.binaries.elf import ElfFile, Symbols, Unreadable, read_elf, read_symbols
 from conda_torchcheck.binaries.headers import ELF_MACHINES
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, Module, Resolution, SearchPlace
 from conda_torchcheck.loader.ldcache import is_system_dir
@@ -108,12 +108,36 @@ class LoadStep(MutableRecord):
         return self.error is not None
 
 
+class FileReads:
+    """The headers and dynamic symbols read of each file, by path: read once however many processes are modelled."""
+
+    __slots__ = ("elf", "symbols")
+
+    def __init__(self) -> None:
+        self.elf: dict[str, ElfFile | Unreadable] = {}
+        #: path -> (the ElfFile the symbols were read for, its symbols)
+        self.symbols: dict[str, tuple[ElfFile, Symbols | Unreadable]] = {}
+
+    def symbols_of(self, obj: LoadedObject) -> Symbols | Unreadable | None:
+        """``obj``'s dynamic symbols, read on first use (and kept on ``obj``)."""
+        if obj.symbols is None and obj.elf is not None:
+            key = str(obj.path)
+            known = self.symbols.get(key)
+            if known is None or known[0] is not obj.elf:
+                known = self.symbols[key] = (obj.elf, read_symbols(obj.elf))
+            obj.symbols = known[1]
+        return obj.symbols
+
+
 class LdSo:
     """A simulated ld.so for one process: map objects, resolve DT_NEEDED, check version needs."""
 
-    def __init__(self, search: LinuxSearch, graph: LoadGraph) -> None:
+    def __init__(self, search: LinuxSearch, graph: LoadGraph, files: FileReads | None = None) -> None:
         self.search = search
         self.graph = graph
+        #: what was read of each file, shared by the models of one run (a second ``import torch`` for other
+        #: packages' extensions reads no header or symbol table again)
+        self.files = FileReads() if files is None else files
         self.loaded: list[LoadedObject] = []
         self.global_scope: list[LoadedObject] = []
         self.main: LoadedObject | None = None
@@ -122,7 +146,7 @@ class LdSo:
         self.every_object: list[LoadedObject] = []
         self._stat: dict[str, os.stat_result | None] = {}
         self._dir: dict[str, bool] = {}
-        self._elf: dict[str, ElfFile | Unreadable] = {}
+        self._elf = self.files.elf
         self._class_ok: dict[str, str | None] = {}
 
     # -- file system, cached --------------------------------------------------------------------------------

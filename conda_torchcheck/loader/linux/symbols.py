@@ -53,6 +53,7 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
     Each reference is looked up the way ld.so does: its hash (computed once) through each scope object's hash
     table in turn, its version checked only on the symbol found, so no object's whole table is read."""
     ldso = load.ldso
+    symbols_of = ldso.files.symbols_of
     python_unknown = ldso.main is None or ldso.main.elf is None or ldso.main.elf.tables.symtab is None
     misses: list[SymbolMiss] = []
     global_scope: list[LoadedObject] = []
@@ -70,7 +71,11 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
                 syms = symbols_of(obj)
                 if isinstance(syms, Symbols):
                     for key in syms.required():
-                        wanted.setdefault(key, []).append(obj)
+                        owners = wanted.get(key)
+                        if owners is None:
+                            wanted[key] = [obj]
+                        else:
+                            owners.append(obj)
             remaining = set(wanted)
             if python_unknown:
                 remaining = {k for k in remaining if not k[0].startswith(_PYTHON_API)}
@@ -79,12 +84,16 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
                 # libraries of a machine not examined here may define anything: only a reference versioned
                 # against a library that was examined can still be judged
                 remaining = {k for k in remaining if all(_versioned_from_known(o, k[0], assumed) for o in wanted[k])}
+            unhashed = {name for name, _version in remaining if name not in hashes}
+            hashes.update(zip(unhashed, map(gnu_hash, unhashed)))
             pending: dict[int, list[Wanted]] = {}
             for name, version in remaining:
-                h = hashes.get(name)
-                if h is None:
-                    h = hashes[name] = gnu_hash(name)
-                pending.setdefault(h | 1, []).append((name, version, h))
+                h = hashes[name]
+                entries = pending.get(h | 1)
+                if entries is None:
+                    pending[h | 1] = [(name, version, h)]
+                else:
+                    entries.append((name, version, h))
             for obj in scope:
                 if not pending:
                     break
@@ -115,7 +124,7 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
 
 
 def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> bool:
-    syms = symbols_of(obj)
+    syms = obj.symbols  # read by check_symbols, as every new object's
     if not isinstance(syms, Symbols):
         return False
     ref = syms.ref_of(name)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conda_torchcheck.inventory import fs
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, SearchPlace
-from conda_torchcheck.loader.linux.engine import LdSo, LinuxLoad, LoadStep, _new_graph
+from conda_torchcheck.loader.linux.engine import FileReads, LdSo, LinuxLoad, LoadStep, _new_graph
 from conda_torchcheck.loader.linux.search import GROUP_C, GROUP_GLOBAL_DEPS, STEP_LOADED, STEP_PATH, search_context
 from conda_torchcheck.loader.linux.symbols import SymbolMiss, check_symbols
 from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
@@ -146,7 +146,7 @@ def simulate_torch_import(ctx: LoaderContext) -> LinuxLoad | None:
         return None
     search = search_context(env, ctx.host)
     graph = _new_graph(search)
-    ldso = LdSo(search, graph)
+    ldso = LdSo(search, graph, ctx.memo("linux_file_reads", FileReads))
     plan = torch_load_plan(torch.package_dir, env.python.tag, ctx.host)
     start_python(ldso, graph, env, msg("TC4.note.no_python").render())
     load = LinuxLoad(graph, ldso, plan, search)
