@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import conda_torchcheck
 from conda_torchcheck.cli.main import main
 from tests.checks.tc_helpers import PY_DEP
 from tests.envbuilder import EnvBuilder
@@ -108,7 +109,8 @@ def test_report(fixed, capsys, scenario, fmt):
     b = EnvBuilder(tmp / "env", layout="conda")
     SCENARIOS[scenario](b)
     main(["check", "-p", str(b.prefix), "--ignore-environment", "--system-root", str(root), "--format", fmt])
-    out = _normalised(capsys.readouterr().out, {str(b.prefix): "<prefix>", str(root): "<root>"})
+    package = str(Path(conda_torchcheck.__file__).resolve().parent)  # the docs pages' paths: where it is installed
+    out = _normalised(capsys.readouterr().out, {str(b.prefix): "<prefix>", str(root): "<root>", package: "<package>"})
     _compare(f"{scenario}.{FORMATS[fmt]}", _stable_json(out) if fmt == "json" else out)
 
 
