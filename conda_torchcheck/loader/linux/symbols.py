@@ -3,6 +3,7 @@ way ld.so does (hash table, then the version of the symbol found)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conda_torchcheck.binaries.elf import SymbolRef, Symbols, Unreadable, Wanted, gnu_hash, read_symbols
@@ -83,7 +84,13 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
             if assumed:
                 # libraries of a machine not examined here may define anything: only a reference versioned
                 # against a library that was examined can still be judged
-                remaining = {k for k in remaining if all(_versioned_from_known(o, k[0], assumed) for o in wanted[k])}
+                # torch's own symbols (c10::, at::, torch::, caffe2 flags) are defined by torch's libraries only,
+                # which are the env's: no machine library can supply one that they lack
+                remaining = {
+                    k
+                    for k in remaining
+                    if _TORCH_OWN.match(k[0]) or all(_versioned_from_known(o, k[0], assumed) for o in wanted[k])
+                }
             unhashed = {name for name, _version in remaining if name not in hashes}
             hashes.update(zip(unhashed, map(gnu_hash, unhashed)))
             pending: dict[int, list[Wanted]] = {}
@@ -121,6 +128,10 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
                 if obj not in global_scope:
                     global_scope.append(obj)
     return misses
+
+
+#: a symbol of torch's own C++ namespaces (a nested name, vtable, typeinfo) or C exports: only torch defines them
+_TORCH_OWN = re.compile(rb"_Z(?:T[VIS])?NK?(?:3c10|2at|5torch|6caffe2)|FLAGS_caffe2|aoti_torch_")
 
 
 def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> bool:
