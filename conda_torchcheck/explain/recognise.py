@@ -90,6 +90,9 @@ def _base_name(path: str) -> str:
 _VERSION = re.compile(r"\d+(?:\.\d+)+")
 
 
+_COMPANION_FOLDER = re.compile(
+    r"(?:^|[\\/])(torchvision|torchaudio|torchtext|torchdata)[\\/][^\\/]*(?:[\\/][^\\/]*)?\.so"
+)
 _SITE_PACKAGE = re.compile(r"[\\/](?:site|dist)-packages[\\/]+([A-Za-z0-9_.-]+?)[\\/]", re.IGNORECASE)
 _SONAME_MAJOR = re.compile(r"\.so\.(\d+)")
 
@@ -143,6 +146,11 @@ def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
         )
         if site:
             out.setdefault("package", site.group(1))
+        else:
+            # a path cut before site-packages still names a companion by its folder (torchvision/_C.so)
+            companion = _COMPANION_FOLDER.search(out.get("library_path", ""))
+            if companion:
+                out.setdefault("package", companion.group(1))
     dll = out.get("dll")
     if dll and out.get("dll_path"):
         # whose DLL Windows failed to load: torch's own, a companion's or another package's (dgl\dgl.dll,

@@ -767,3 +767,24 @@ def test_a_winerror_127_from_another_packages_load_library_is_that_package_first
     [d] = explain(text).diagnoses
     assert d.match.fields["loader_package"] == "torch_scatter"
     assert d.causes[0].id == "extension-for-other-torch"
+
+
+def test_an_extensions_torch_symbol_leaves_import_order_open():
+    """An extension's undefined torch symbol: built for another torch, or imported before torch (the symbols every
+    torch has are found only once `import torch` loaded its libraries); the text alone does not decide."""
+    from conda_torchcheck.explain import explain
+
+    expl = explain(
+        "/home/u/anaconda3/lib/python3.6/site-packages/ext-0.0.0-py3.6-linux-x86_64.egg/"
+        "lltm_cpp.cpython-36m-x86_64-linux-gnu.so: undefined symbol: THPVariableClass"
+    )
+    assert expl.likely_causes[:2] == ["extension-for-other-torch", "extension-imported-before-torch"]
+    assert not expl.decision.decided
+
+
+def test_a_companion_path_cut_before_site_packages_still_names_it():
+    from conda_torchcheck.explain import explain
+
+    expl = explain("torchvision/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: _ZN2at7getTypeERKNS_6TensorE")
+    assert expl.diagnoses[0].match.fields["package"] == "torchvision"
+    assert expl.likely_causes[0] == "torchvision-torch-mismatch"
