@@ -19,6 +19,8 @@ WIDTH = 100
 #: without -v: items shown of one evidence list, and consequences listed under their cause
 LIST_ITEMS = 2
 CONSEQUENCE_LINES = 4
+#: evidence shown only with -v (what the explanation already counts)
+VERBOSE_EVIDENCE = frozenset({"lookup_scope"})
 
 
 def width() -> int:
@@ -187,7 +189,10 @@ def render_finding(f: Finding, *, lang: str | None, color: bool, verbose: int, f
         if verbose:
             lines.extend(_evidence_lines(evidence, "      "))
         else:
-            lines.extend(_evidence_lines(evidence, "      ", limit=LIST_ITEMS, told=explanation))
+            # the lookup scope is counted in the explanation ("18 libraries: the Python executable ..."); its
+            # list is for -v, so that one root cause fits one screen
+            brief = {k: v for k, v in evidence.items() if k not in VERBOSE_EVIDENCE}
+            lines.extend(_evidence_lines(brief, "      ", limit=LIST_ITEMS, told=explanation))
     if f.consequences:
         lines.append("    " + paint(translate("report.consequences", lang, count=len(f.consequences)), "dim", color))
         if verbose:
