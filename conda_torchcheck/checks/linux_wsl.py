@@ -104,13 +104,14 @@ def _linux_driver_copies(root: Path) -> list[Path]:
 
 def _cache_winner(ctx: CheckContext, root: Path) -> str | None:
     """The libcuda.so.1 ld.so.cache gives first, when the machine is this one (None: another machine's root, or
-    the cache could not be read)."""
+    the cache could not be read). The cache is the one the simulated import already read."""
     if root != Path("/") or not ctx.host.live or ctx.host.system_root is not None:
         return None
-    from conda_torchcheck.loader.ldcache import read_host_cache
+    from conda_torchcheck.loader import linux
 
-    cache = ctx.memo("ld_so_cache", lambda: read_host_cache(ctx.env.python.arch or "x86_64"))
-    return None if cache.problem else cache.lookup(wsl_layout().libcuda)
+    load = linux.torch_load(ctx)
+    cache = load.search.cache if load is not None else None
+    return cache.lookup(wsl_layout().libcuda) if cache is not None else None
 
 
 def _dpkg_owners(root: Path, copies: list[Path]) -> list[str]:

@@ -92,24 +92,13 @@ def test_a_link_into_the_bridge_is_not_a_linux_driver(root, cuda_env):
     assert run_ids(context(cuda_env.prefix), "TC505") == []
 
 
-def test_the_cache_winner_is_read_from_the_machines_cache(monkeypatch):
-    cache = LdCache("/etc/ld.so.cache", {"libcuda.so.1": "/usr/lib/wsl/lib/libcuda.so.1"})
-    monkeypatch.setattr("conda_torchcheck.loader.ldcache.read_host_cache", lambda arch: cache)
-
-    class Ctx:
-        class host:
-            live = True
-            system_root = None
-
-        class env:
-            class python:
-                arch = "x86_64"
-
-        @staticmethod
-        def memo(key, factory):
-            return factory()
-
+def test_the_cache_winner_is_read_from_the_simulated_imports_cache(monkeypatch):
     from pathlib import Path
+    from types import SimpleNamespace
 
-    assert linux_wsl._cache_winner(Ctx, Path("/")) == "/usr/lib/wsl/lib/libcuda.so.1"
-    assert linux_wsl._cache_winner(Ctx, Path("/mnt/other-root")) is None
+    cache = LdCache("/etc/ld.so.cache", {"libcuda.so.1": "/usr/lib/wsl/lib/libcuda.so.1"})
+    load = SimpleNamespace(search=SimpleNamespace(cache=cache))
+    monkeypatch.setattr("conda_torchcheck.loader.linux.torch_load", lambda ctx: load)
+    ctx = SimpleNamespace(host=SimpleNamespace(live=True, system_root=None))
+    assert linux_wsl._cache_winner(ctx, Path("/")) == "/usr/lib/wsl/lib/libcuda.so.1"
+    assert linux_wsl._cache_winner(ctx, Path("/mnt/other-root")) is None
