@@ -276,6 +276,8 @@ _SHOWN_VALUE = 80
 
 def _type_error(path: str, node: Any, key: str, expected: str) -> SpecFileError:
     found = _kind(node)
+    if expected == "dependency" and found == "empty":
+        expected = "dependency_empty"  # `- ` or `- # comment`: conda env create fails on it as well
     value = node.value if type(node).__name__ == "ScalarNode" else ""
     if len(value) > _SHOWN_VALUE:  # a 5,000-digit number is named, not printed whole
         value = value[: _SHOWN_VALUE // 2] + f"… ({len(value):,} characters)"

@@ -103,7 +103,7 @@ def test_malformed_yaml_names_the_line():
         ("channels: conda-forge\ndependencies:\n  - python\n", "type.list", 1),
         ("channels:\n  - 3\ndependencies:\n  - python\n", "type.string_item", 2),
         ("dependencies:\n  - 3.11\n", "type.dependency", 2),
-        ("dependencies:\n  -\n  - python\n", "type.dependency", 2),
+        ("dependencies:\n  -\n  - python\n", "type.dependency_empty", 2),
         ("dependencies:\n  - pip: torch\n", "type.list", 2),
         ("dependencies: pytorch\n", "type.list", 1),
         ("name: [a]\ndependencies:\n  - python\n", "type.string", 1),
