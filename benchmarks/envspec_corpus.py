@@ -233,6 +233,11 @@ def _on_line(problem: dict[str, Any], f: Any) -> bool:
     return line > 0 and line in _lines(dict(f.evidence))
 
 
+def _original_name(truth: dict[str, Any], yml: Path) -> str:
+    path = str(truth.get("path") or "")
+    return path.rsplit("/", 1)[-1] if path else yml.name
+
+
 def score_file(yml: Path) -> FileScore:
     truth = load_toml_text(yml.with_suffix(".toml").read_text(encoding="utf-8"))
     score = FileScore(yml.stem)
@@ -245,7 +250,9 @@ def score_file(yml: Path) -> FileScore:
     try:
         data = yml.read_bytes()
         text, encoding, bom = decode(data, str(yml))
-        file = parse_text(text, yml.name, encoding=encoding, bom=bom)
+        # the file under the name its repository gives it (env_win.yml, environment-cpu.yml): rules read the OS
+        # and the variant a file is for from its name, as they do for a user's file
+        file = parse_text(text, _original_name(truth, yml), encoding=encoding, bom=bom)
     except SpecFileError as e:
         score.refused = str(e)
         score.missed = [f"{p['finding']}@{p.get('line', 0)}" for p in problems]
@@ -277,7 +284,7 @@ def score_file(yml: Path) -> FileScore:
             score.real_found.append(f"{p['finding']}@{p.get('line', 0)}")
     if result.changed:
         try:
-            after = parse_text(result.fixed, yml.name)
+            after = parse_text(result.fixed, _original_name(truth, yml))
             again = fix_file(after)
         except Exception as e:
             score.crash = f"fix of the fixed text: {type(e).__name__}: {e}"
