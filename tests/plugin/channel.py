@@ -55,6 +55,15 @@ PACKAGES: tuple[FakePackage, ...] = (
         ("python >=3.11,<3.12",),
         torch_files("2.5.1"),
     ),
+    # conda-forge's CUDA build (the variant a TC102 correction asks for with conda-forge::pytorch=*=*cuda*)
+    FakePackage(
+        "conda-forge",
+        "pytorch",
+        "2.5.1",
+        "cuda126_generic_py311h0000000_200",
+        ("python >=3.11,<3.12",),
+        torch_files("2.5.1", cuda="12.6"),
+    ),
     FakePackage(
         "conda-forge",
         "torchvision",

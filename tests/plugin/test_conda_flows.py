@@ -117,7 +117,8 @@ def test_after_a_broken_create_the_failing_import_is_torchvisions(conda_cli, con
 def test_an_update_is_corrected_with_install_where_the_correction_pins_a_build(conda_cli, conda_home):
     """`conda update pytorch` in a pytorch-channel CPU env solves to the CUDA build beside cpuonly (the local
     channel has no pytorch-mutex to stop it): the correction pins a build, which `conda update` refuses, so it is
-    an install, and the removal that has to come first is aimed with the user's -p."""
+    an install, and the removal that has to come first is aimed with the user's -p; run, they leave a consistent
+    env."""
     prefix = conda_home / "u"
     out, err, rc = conda_cli("create", "-p", prefix, *BOTH_CHANNELS, "-y", "pytorch::pytorch=2.2.2", "pytorch::cpuonly")
     assert rc == 0 and ours(err) == []
@@ -129,3 +130,8 @@ def test_an_update_is_corrected_with_install_where_the_correction_pins_a_build(c
     assert remove == f"conda remove -p {prefix} --force cpuonly"
     assert install.startswith(f"conda install -p {prefix} --override-channels -c pytorch -c conda-forge ")
     assert "conda update" not in command
+    # the advice, run as printed, leaves a consistent env (conda-forge's CUDA build, no pytorch-channel selector)
+    for step in (remove, install):
+        out, err, rc = run_advice(conda_cli, step)
+        assert rc == 0
+    assert torch_findings(prefix) == set()
