@@ -66,3 +66,34 @@ def healthy(b: EnvBuilder, *, torch: str = "2.5.1", vision: str = "0.20.1", audi
         if audio:
             b.dist("torchaudio", audio, requires=[f"torch=={torch}"])
     return b
+
+
+def cuda118_beside_pytorch_cuda_121(b: EnvBuilder) -> EnvBuilder:
+    """A pytorch-channel pytorch 2.1.0 built for CUDA 11.8 beside pytorch-cuda 12.1 (nvidia's 12.1 runtime) and a
+    conda-forge torchvision: `import torch` fails (TC103), the family comes from two channels (TC101)."""
+    b.conda_pytorch(
+        "2.1.0",
+        "py3.11_cuda11.8_cudnn8.7.0_0",
+        channel="pytorch",
+        depends=(*PY_DEP, "pytorch-cuda >=11.8,<11.9", "pytorch-mutex 1.0 cuda"),
+        cuda="11.8",
+    )
+    b.conda_record("pytorch-cuda", "12.1", "ha16c6d3_6", channel="pytorch", depends=("cuda-cudart >=12.1,<12.2",))
+    b.conda_record("pytorch-mutex", "1.0", "cuda", channel="pytorch")
+    b.conda_record("cuda-cudart", "12.1.105", "0", channel="nvidia")
+    b.conda_python_package("torchvision", "0.16.0", "cuda120py311h6d6fa0c_0", channel="conda-forge")
+    return b
+
+
+def damaged_pytorch_record(b: EnvBuilder) -> Path:
+    """A pytorch-channel CUDA pytorch whose conda record was cut short by a crash and whose files are gone: whether
+    torch is installed cannot be told. Returns the record."""
+    import shutil
+
+    b.conda_pytorch("2.5.1", "py3.11_cuda12.1_cudnn9_0", channel="pytorch", depends=PY_DEP, cuda="12.1")
+    record = b.prefix / "conda-meta" / "pytorch-2.5.1-py3.11_cuda12.1_cudnn9_0.json"
+    record.write_text(record.read_text()[:50], encoding="utf-8")
+    shutil.rmtree(b.site_packages / "torch")
+    for meta in b.site_packages.glob("torch-*"):
+        shutil.rmtree(meta)
+    return record

@@ -436,24 +436,13 @@ def test_store_python_examined_from_wsl_finds_its_users_local_cache_without_loca
 
 
 def _wsl2_root(tmp_path: Path, *, linux_driver: bool = False) -> Path:
-    """The machine's root as WSL 2 leaves it (microsoft/WSL2-Linux-Kernel's release string; the driver's
-    libcuda mapped into /usr/lib/wsl/lib, NVIDIA's CUDA on WSL guide), optionally with a Linux driver's libcuda
-    installed by apt beside it."""
+    """The machine's root as WSL 2 leaves it (tests/checks/test_linux_wsl.py's machine: WSL2-Linux-Kernel's release
+    string, the driver's libcuda in /usr/lib/wsl/lib), optionally with an apt-installed Linux driver beside it."""
+    from tests.checks.test_linux_wsl import WSL2, machine
+
     root = tmp_path / "machine"
-    (root / "proc" / "sys" / "kernel").mkdir(parents=True)
-    (root / "proc" / "sys" / "kernel" / "osrelease").write_text("5.15.167.4-microsoft-standard-WSL2\n")
-    bridge = root / "usr" / "lib" / "wsl" / "lib"
-    bridge.mkdir(parents=True)
-    (bridge / "libcuda.so.1.1").write_bytes(b"\x7fELF")
-    (bridge / "libcuda.so.1").symlink_to("libcuda.so.1.1")
-    if linux_driver:
-        lib = root / "usr" / "lib" / "x86_64-linux-gnu"
-        lib.mkdir(parents=True)
-        (lib / "libcuda.so.560.35.03").write_bytes(b"\x7fELF")
-        (lib / "libcuda.so.1").symlink_to("libcuda.so.560.35.03")
-        info = root / "var" / "lib" / "dpkg" / "info"
-        info.mkdir(parents=True)
-        (info / "libnvidia-compute-560:amd64.list").write_text("/usr/lib/x86_64-linux-gnu/libcuda.so.1\n")
+    root.mkdir()
+    machine(root, WSL2, linux_driver=linux_driver, owner="libnvidia-compute-560")
     return root
 
 

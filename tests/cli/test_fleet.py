@@ -153,18 +153,11 @@ def test_text_and_json_agree_on_every_verdict_count(machine, capsys):
 def test_an_env_whose_torch_record_is_damaged_is_unreadable_not_without_torch(machine, capsys):
     """Issue 25: a pytorch record cut short by a crash, its files gone: "no torch" would be a guess; the line, the
     summary, the JSON and the single report say that torch's record cannot be read."""
-    import shutil
-
-    from tests.checks.tc_helpers import PY_DEP
+    from tests.checks.tc_helpers import damaged_pytorch_record
 
     home, _ = machine
     b = EnvBuilder(home / "miniforge3" / "envs" / "cut", layout="conda")
-    b.conda_pytorch("2.5.1", "py3.11_cuda12.1_cudnn9_0", channel="pytorch", depends=PY_DEP, cuda="12.1")
-    record = b.prefix / "conda-meta" / "pytorch-2.5.1-py3.11_cuda12.1_cudnn9_0.json"
-    record.write_text(record.read_text()[:50], encoding="utf-8")
-    shutil.rmtree(b.site_packages / "torch")
-    for meta in b.site_packages.glob("torch-*"):
-        shutil.rmtree(meta)
+    record = damaged_pytorch_record(b)
     main(["check", "--all-envs", "--json"])
     doc = json.loads(capsys.readouterr().out)
     [entry] = [e for e in doc["envs"] if e["prefix"] == str(b.prefix)]

@@ -11,7 +11,7 @@ from conda_torchcheck.inventory import load_environment
 from conda_torchcheck.plan import build_plan
 from conda_torchcheck.plan.actions import parse
 from conda_torchcheck.report import check_environment
-from tests.checks.tc_helpers import PY_DEP
+from tests.checks.tc_helpers import cuda118_beside_pytorch_cuda_121
 
 
 @pytest.mark.parametrize(
@@ -30,19 +30,7 @@ def test_the_channel_a_command_leaves_torch_on(command, channel):
 
 
 def _mixed_cuda_env(make_env):
-    b = make_env()
-    b.conda_pytorch(
-        "2.1.0",
-        "py3.11_cuda11.8_cudnn8.7.0_0",
-        channel="pytorch",
-        depends=(*PY_DEP, "pytorch-cuda >=11.8,<11.9", "pytorch-mutex 1.0 cuda"),
-        cuda="11.8",
-    )
-    b.conda_record("pytorch-cuda", "12.1", "ha16c6d3_6", channel="pytorch", depends=("cuda-cudart >=12.1,<12.2",))
-    b.conda_record("pytorch-mutex", "1.0", "cuda", channel="pytorch")
-    b.conda_record("cuda-cudart", "12.1.105", "0", channel="nvidia")
-    b.conda_python_package("torchvision", "0.16.0", "cuda120py311h6d6fa0c_0", channel="conda-forge")
-    return b
+    return cuda118_beside_pytorch_cuda_121(make_env())
 
 
 def test_a_cuda_11_8_build_beside_pytorch_cuda_12_1_is_an_error_with_one_consistent_plan(make_env):

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 import conda_torchcheck
 from conda_torchcheck.cli.main import main
-from tests.checks.tc_helpers import PY_DEP
+from tests.checks.tc_helpers import PY_DEP, cuda118_beside_pytorch_cuda_121, damaged_pytorch_record
 from tests.envbuilder import EnvBuilder
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -32,33 +31,10 @@ def _companion_of_another_torch(b: EnvBuilder) -> None:
     b.conda_python_package("torchvision", "0.15.2", "cpu_py311h0000000_0")
 
 
-def _cuda118_beside_pytorch_cuda_121(b: EnvBuilder) -> None:
-    b.conda_pytorch(
-        "2.1.0",
-        "py3.11_cuda11.8_cudnn8.7.0_0",
-        channel="pytorch",
-        depends=(*PY_DEP, "pytorch-cuda >=11.8,<11.9", "pytorch-mutex 1.0 cuda"),
-        cuda="11.8",
-    )
-    b.conda_record("pytorch-cuda", "12.1", "ha16c6d3_6", channel="pytorch", depends=("cuda-cudart >=12.1,<12.2",))
-    b.conda_record("pytorch-mutex", "1.0", "cuda", channel="pytorch")
-    b.conda_record("cuda-cudart", "12.1.105", "0", channel="nvidia")
-    b.conda_python_package("torchvision", "0.16.0", "cuda120py311h6d6fa0c_0", channel="conda-forge")
-
-
-def _damaged_pytorch_record(b: EnvBuilder) -> None:
-    b.conda_pytorch("2.5.1", "py3.11_cuda12.1_cudnn9_0", channel="pytorch", depends=PY_DEP, cuda="12.1")
-    record = b.prefix / "conda-meta" / "pytorch-2.5.1-py3.11_cuda12.1_cudnn9_0.json"
-    record.write_text(record.read_text()[:50], encoding="utf-8")
-    shutil.rmtree(b.site_packages / "torch")
-    for meta in b.site_packages.glob("torch-*"):
-        shutil.rmtree(meta)
-
-
 SCENARIOS = {
     "companion-of-another-torch": _companion_of_another_torch,
-    "cuda118-beside-pytorch-cuda-121": _cuda118_beside_pytorch_cuda_121,
-    "damaged-pytorch-record": _damaged_pytorch_record,
+    "cuda118-beside-pytorch-cuda-121": cuda118_beside_pytorch_cuda_121,
+    "damaged-pytorch-record": damaged_pytorch_record,
 }
 FORMATS = {"text": "txt", "markdown": "md", "json": "json"}
 
