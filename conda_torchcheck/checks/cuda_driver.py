@@ -34,7 +34,8 @@ from conda_torchcheck.records import Record
 
 #: the file-system root the driver is read from (tests point it at a fake tree)
 ROOT = Path("/")
-_DRIVER_RE = LazyPattern(r"(?<![\d.])(\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.])")
+#: an NVIDIA driver release in a version string (550.54.14, 535.104)
+DRIVER_VERSION = LazyPattern(r"(?<![\d.])(\d{3,4}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.])")
 
 
 class Gpu(Record):
@@ -75,7 +76,7 @@ def read_driver(root: Path | None = None, *, use_nvml: bool = True) -> DriverFac
             text = fs.read_text(path, fs.SMALL_LIMIT)
         except OSError:
             continue
-        m = _DRIVER_RE.search(text.split("\n", 1)[0] if rel.startswith("proc") else text)
+        m = DRIVER_VERSION.search(text.split("\n", 1)[0] if rel.startswith("proc") else text)
         if m:
             return DriverFacts(m.group(1), "/" + rel, gpus, tuple(looked))
     for libdir in ("usr/lib/x86_64-linux-gnu", "usr/lib64", "usr/lib/aarch64-linux-gnu", "usr/lib", "lib64"):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from conda_torchcheck.checks import Check
 from conda_torchcheck.checks.context import CheckContext
-from conda_torchcheck.checks.cuda_driver import _DRIVER_RE, machine_root
+from conda_torchcheck.checks.cuda_driver import DRIVER_VERSION, machine_root
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.inventory import fs
 from conda_torchcheck.messages import msg
@@ -45,7 +45,7 @@ def _version_mismatch(root: Path) -> Iterator[Finding]:
         text = fs.read_text(root / "proc" / "driver" / "nvidia" / "version", fs.SMALL_LIMIT)
     except OSError:
         return
-    m = _DRIVER_RE.search(text.split("\n", 1)[0])
+    m = DRIVER_VERSION.search(text.split("\n", 1)[0])
     if not m:
         return
     module = m.group(1)
