@@ -716,7 +716,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         WARNING,
         "envspec.cudatoolkit",
         "cudatoolkit where the torch uses something else",
-        variants=("conda_forge", "conda_forge_cuda11", "pytorch", "redundant"),
+        variants=("conda_forge", "conda_forge_cuda11", "pip", "pytorch", "redundant"),
     ),
     FindingSpec(
         "TC614",
@@ -750,7 +750,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         WARNING,
         "envspec.file_keys",
         "conda refuses or ignores part of the file",
-        variants=("ignored_key", "bad_name", "reserved_name"),
+        variants=("ignored_key", "bad_name", "reserved_name", "empty_item"),
     ),
     FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),
     FindingSpec(

@@ -365,6 +365,7 @@ class Intent:
     misnamed_torch: CondaDep | None  # a conda dependency spelled ``torch``
     torch_channel: str | None  # the channel that supplies conda pytorch
     torch_channel_how: str | None  # "prefix", "order", None
+    torch_supplier: str | None  # the channel the solver takes pytorch from (records of each channel's releases)
     era: str | None  # "pytorch", "conda-forge", "defaults", "other", "unknown", "pip", None (no torch)
     variant: str | None  # "cuda", "cpu", "conflict", None
     variant_signals: tuple[tuple[str, str], ...]  # (variant, evidence)
@@ -445,6 +446,48 @@ def _torch_channel(file: EnvFile, deps: dict[str, CondaDep]) -> tuple[str | None
         if channel in PYTORCH_PUBLISHERS:
             return channel, "order"
     return None, None
+
+
+def _torch_supplier(file: EnvFile, deps: dict[str, CondaDep], channel: str | None, how: str | None) -> str | None:
+    """The channel conda would really take pytorch from. The first listed publisher is what the file
+    means; the solver (conda's default, flexible, channel priority) takes the first listed channel that has
+    a build the entry allows: conda-forge listed first has no pytorch 2.1.1, so the pytorch channel after it
+    supplies `pytorch=2.1.1` (under strict priority that solve fails; TC602 says so)."""
+    if how != "order":
+        return channel
+    torch = deps.get("pytorch")
+    for listed in file.channel_names:
+        if listed in PYTORCH_PUBLISHERS and channel_has_pytorch(listed, torch) is not False:
+            return listed
+    return channel
+
+
+def channel_has_pytorch(channel: str, torch: CondaDep | None) -> bool | None:
+    """Does ``channel`` publish a pytorch the file's entry allows? From the channels' recorded releases
+    (the frozen pytorch channel's, conda-forge's feedstock history); None where the records do not tell
+    (Anaconda's defaults, mirrors, nightly channels) or the entry has no version."""
+    if torch is None or torch.spec is None or torch.spec.version is None:
+        return None
+    if channel == "pytorch":
+        versions: tuple[str, ...] | list[str] = pytorch_channel_versions()
+    elif channel == "conda-forge":
+        from conda_torchcheck.knowledge import releases
+
+        versions = releases.conda_forge_versions()
+    else:
+        return None
+    verdicts = [torch.spec.allows(v) for v in versions]
+    if any(v is True for v in verdicts):
+        return True
+    if any(v is None for v in verdicts):
+        return None
+    if channel == "conda-forge":
+        # a release newer than the feedstock snapshot the records end at may exist there
+        newest = versions[-1] if versions else None
+        pinned = torch.spec.exact or torch.spec.minor
+        if newest is None or pinned is None or (version_key(pinned) or ()) > (version_key(newest) or ()):
+            return None
+    return False
 
 
 def _era(channel: str | None) -> str:
@@ -660,6 +703,7 @@ def analyse(file: EnvFile) -> Intent:
         misnamed_torch=misnamed,
         torch_channel=channel,
         torch_channel_how=how,
+        torch_supplier=_torch_supplier(file, deps, channel, how),
         era=era,
         variant=variant,
         variant_signals=tuple(signals),

@@ -116,6 +116,8 @@ class EnvFile:
     has_dependencies: bool
     #: the dependencies list holds mappings other than pip, or other odd items (kept, never touched)
     other_dep_items: tuple[int, ...] = ()
+    #: lines of empty dependency items (`- ` or `- # comment`): conda env create fails on them (TC618 says so)
+    empty_dep_lines: tuple[int, ...] = ()
     pip_index: int | None = None  # position of the {pip: [...]} item in dependencies
     uses_aliases: bool = False
     root: Any = field(default=None, compare=False, repr=False)
@@ -276,8 +278,6 @@ _SHOWN_VALUE = 80
 
 def _type_error(path: str, node: Any, key: str, expected: str) -> SpecFileError:
     found = _kind(node)
-    if expected == "dependency" and found == "empty":
-        expected = "dependency_empty"  # `- ` or `- # comment`: conda env create fails on it as well
     value = node.value if type(node).__name__ == "ScalarNode" else ""
     if len(value) > _SHOWN_VALUE:  # a 5,000-digit number is named, not printed whole
         value = value[: _SHOWN_VALUE // 2] + f"… ({len(value):,} characters)"
@@ -339,6 +339,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
     pip_index = None
     pip_where_line = 0
     others: list[int] = []
+    empty: list[int] = []
     node = values.get("dependencies")
     has_deps = node is not None
     if node is not None and _kind(node) != "empty":
@@ -372,6 +373,10 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
                         )
                 else:
                     others.append(index)
+            elif kind == "empty":
+                # kept (never touched) and reported by TC618, so the rest of the file is still checked
+                others.append(index)
+                empty.append(item.start_mark.line + 1)
             else:
                 raise _type_error(path, item, "dependencies", "dependency")
     return EnvFile(
@@ -386,6 +391,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
         pip=pip,
         has_dependencies=has_deps,
         other_dep_items=tuple(others),
+        empty_dep_lines=tuple(empty),
         pip_index=pip_index,
         uses_aliases=aliased,
         root=root,

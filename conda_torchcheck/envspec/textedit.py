@@ -117,6 +117,10 @@ class _Doc:
         return text
 
 
+def _is_null(node: Any) -> bool:
+    return type(node).__name__ == "ScalarNode" and str(node.tag).endswith(":null") and node.value == ""
+
+
 def _items(doc: _Doc, seq: Any, key_line: int) -> list[_Item]:
     items: list[_Item] = []
     previous_last = key_line
@@ -124,6 +128,8 @@ def _items(doc: _Doc, seq: Any, key_line: int) -> list[_Item]:
         first = node.start_mark.line
         line = doc.lines[first]
         prefix = line[: node.start_mark.column]
+        if _is_null(node):
+            prefix += " "  # an empty item (`-` or `- # comment`) starts right after its dash
         if not _DASH_PREFIX.match(prefix.rstrip("\r\n")):
             raise EditError(_m("layout", line=first + 1))
         last = _last_line(node)
@@ -168,7 +174,9 @@ def _rebuild_block(
     if items:
         line = doc.lines[items[0].first]
         prefix = line[: items[0].node.start_mark.column]
-    originals = [str(getattr(it.node, "value", "")) if type(it.node).__name__ == "ScalarNode" else None for it in items]
+    originals = [
+        str(it.node.value) if type(it.node).__name__ == "ScalarNode" and not _is_null(it.node) else None for it in items
+    ]
     kept = {e.origin for e in entries if e.origin is not None}
     pending: dict[int, list[str]] = {}
     for k, it in enumerate(items):

@@ -306,7 +306,10 @@ def pypi_default_cuda(version: str) -> str | None:
         tag = _builds()[v].get("pypi_default_cuda")
         if tag:
             return tag
-    return None
+    # PyPI's Linux wheel keeps one CUDA through a minor's patch releases (1.8.0 and 1.8.1: cu102; 2.0.0 and 2.0.1:
+    # cu117); the page writes `+cu102` for some patches only, so a patch it does not state takes its minor's
+    tags = {_builds()[v].get("pypi_default_cuda") for v in _patches_of(_minor(version))} - {None}
+    return next(iter(tags)) if len(tags) == 1 else None
 
 
 def wheel_exists(torch_version: str) -> bool | None:

@@ -103,7 +103,6 @@ def test_malformed_yaml_names_the_line():
         ("channels: conda-forge\ndependencies:\n  - python\n", "type.list", 1),
         ("channels:\n  - 3\ndependencies:\n  - python\n", "type.string_item", 2),
         ("dependencies:\n  - 3.11\n", "type.dependency", 2),
-        ("dependencies:\n  -\n  - python\n", "type.dependency_empty", 2),
         ("dependencies:\n  - pip: torch\n", "type.list", 2),
         ("dependencies: pytorch\n", "type.list", 1),
         ("name: [a]\ndependencies:\n  - python\n", "type.string", 1),
@@ -118,6 +117,14 @@ def test_wrong_shapes_are_clear_errors(text, key, line):
     assert info.value.key == key
     assert info.value.line == line
     assert str(info.value).startswith("env.yml")
+
+
+def test_an_empty_dependency_item_is_recorded_and_the_rest_is_read():
+    # conda 26.7 raises TypeError on `- # comment`; the file is still checked, TC618.empty_item reports the line
+    file = parse_text("name: x\ndependencies:\n  - # CUDA\n  - python\n  -\n", "env.yml")
+    assert [d.name for d in file.deps] == ["python"]
+    assert file.empty_dep_lines == (3, 5)
+    assert file.other_dep_items == (0, 2)
 
 
 def test_errors_are_translated():

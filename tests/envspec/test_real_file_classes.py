@@ -88,7 +88,7 @@ def test_old_releases_raise_no_false_no_release_note(minor):
 
 
 def test_pytorch_before_0_4_stays_on_the_pytorch_channel():
-    result = fix("channels: [pytorch, defaults]\ndependencies:\n  - pytorch<0.4\n")
+    result = fix("name: t\nchannels: [pytorch, defaults]\ndependencies:\n  - pytorch<0.4\n")
     assert not result.findings_before
     assert "pytorch::pytorch=0.3.1" in deps(result.fixed)
 
@@ -364,3 +364,40 @@ def test_every_new_text_renders_its_parameters(text, lang):
     out = result.render_text(lang=lang, verbose=1)
     out += "".join(x.summary.render(lang) for f in result.findings for x in f.fixes)
     assert not re.findall(r"\{[a-z_]+\}", out)
+
+
+def test_pytorch_comes_from_the_first_listed_channel_that_has_the_pinned_release():
+    # blind-h h021: conda-forge first has no pytorch 2.1.1 (its recipe went 2.1.0 -> 2.1.2), so the pytorch channel
+    # after it supplies the build, and conda-forge's mkl >= 2024.1 breaks it (TC615)
+    from conda_torchcheck.envspec.intent import analyse
+    from conda_torchcheck.envspec.parse import parse_text
+
+    text = (
+        "name: t\nchannels:\n  - conda-forge\n  - pytorch\n  - nvidia\ndependencies:\n  - python=3.10\n"
+        "  - pytorch=2.1.1\n  - torchvision=0.16.1\n  - pytorch-cuda=11.8\n"
+    )
+    intent = analyse(parse_text(text, "environment.yml"))
+    assert (intent.torch_channel, intent.torch_supplier) == ("conda-forge", "pytorch")
+    assert "TC615" in {f.id for f in fix(text).findings_before}
+    # a release conda-forge has stays conda-forge's
+    intent = analyse(parse_text(text.replace("2.1.1", "2.1.2").replace("0.16.1", "0.16.2"), "environment.yml"))
+    assert intent.torch_supplier == "conda-forge"
+
+
+def test_a_conda_cudatoolkit_beside_a_pip_torch_of_another_cuda():
+    # blind-h h026: torch==1.7.1 from PyPI is the CUDA 10.2 build; the conda cudatoolkit 11.0 is never loaded
+    text = (
+        "name: t\nchannels:\n  - defaults\ndependencies:\n  - cudatoolkit=11.0\n  - pip\n  - pip:\n    - torch==1.7.1\n"
+    )
+    [f] = [f for f in fix(text).findings_before if f.id == "TC613"]
+    assert f.title.key == "TC613.pip.title" and f.evidence["torch_cuda"] == "10.2"
+    assert f.evidence["decided_by"] == "pypi"
+    # the wheel's own CUDA named by its tag, and the same CUDA as the toolkit: nothing to say
+    same = text.replace("cudatoolkit=11.0", "cudatoolkit=11.0").replace("torch==1.7.1", "torch==1.7.1+cu110")
+    assert "TC613" not in {f.id for f in fix(same).findings_before}
+
+
+def test_a_file_with_an_empty_item_is_still_fixed_around_it():
+    text = "name: t\nchannels:\n  - pytorch\ndependencies:\n  - # later\n  - pytorch\n"
+    result = fix(text)
+    assert "  - # later\n" in result.fixed and "pytorch::pytorch=" in result.fixed

@@ -37,7 +37,7 @@ def _listed(ctx: RuleContext, channel: str) -> bool:
     )
 
 
-def _windows_file(ctx: RuleContext) -> bool:
+def windows_file(ctx: RuleContext) -> bool:
     table = facts()["cpu_build_silent"]
     if {d.name for d in ctx.file.deps} & set(table["windows_packages"]):
         return True
@@ -53,7 +53,7 @@ def _pypi_windows(ctx: RuleContext) -> Iterator[Finding]:
     torch = i.pip.get("torch")
     if torch is None or i.has_conda_torch or torch.line.url or torch.line.local_tag or i.indexes:
         return
-    if any(v == "cpu" for v, _ in i.variant_signals) or not _windows_file(ctx):
+    if any(v == "cpu" for v, _ in i.variant_signals) or not windows_file(ctx):
         return
     signal = _gpu_intent(ctx, include_cudatoolkit=True)
     if signal is None:

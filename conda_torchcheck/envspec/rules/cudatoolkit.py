@@ -47,6 +47,58 @@ def pytorch_cuda_for_cudatoolkit(spec: Any, torch_version: str | None) -> str | 
     return None
 
 
+def pip_torch_cuda(ctx: RuleContext) -> tuple[str, str] | None:
+    """(CUDA version or "cpu", how) of the wheel the file's pip torch installs: its ``+cuXXX`` tag, the torch
+    index it names, or PyPI's own Linux build for that release (the install page's plain `pip install torch`
+    line); None when the file does not decide (no exact pin, the all-variants find-links page, a Windows file,
+    whose PyPI wheels TC617 covers)."""
+    from conda_torchcheck.envspec.matchspec import cuda_of_tag
+    from conda_torchcheck.envspec.rules.cpu_build_silent import windows_file
+    from conda_torchcheck.knowledge import releases
+
+    item = ctx.intent.pip.get("torch")
+    if item is None or not item.line.exact:
+        return None
+    tag = item.line.local_tag
+    how = "tag"
+    if not tag:
+        tags = {index.tag for _, index in ctx.intent.indexes}
+        if len(tags) > 1 or None in tags:
+            return None
+        if tags:
+            tag, how = next(iter(tags)), "index"
+        else:
+            if windows_file(ctx):
+                return None
+            tag, how = releases.pypi_default_cuda(item.line.exact.split("+", 1)[0]), "pypi"
+    if tag == "cpu":
+        return "cpu", how
+    cuda = cuda_of_tag(tag)
+    return (cuda, how) if cuda else None
+
+
+def _beside_pip_torch(ctx: RuleContext, dep: Any, version: str) -> Iterator[Finding]:
+    """A conda cudatoolkit next to a pip torch: the wheel carries its own CUDA (bundled, or nvidia-* wheels) and
+    never loads the toolkit; when the two CUDA versions differ, the file's CUDA is not the one torch runs on."""
+    built = pip_torch_cuda(ctx)
+    if built is None or not version:
+        return
+    cuda, how = built
+    if cuda != "cpu" and version_key(cuda) == version_key(".".join(version.split(".")[:2])):
+        return  # the same CUDA: a spare copy, harmless to torch
+    item = ctx.intent.pip["torch"]
+    yield finding(
+        "TC613",
+        Severity.WARNING,
+        variant="pip",
+        evidence=ev(ctx, entry=at(dep), torch=at(item), torch_cuda=cuda, decided_by=how),
+        fixes=[Fix("file", msg("TC613.pip.fix", torch=item.line.exact.split("+", 1)[0], version=version))],
+        entry=dep.text,
+        torch=item.text,
+        cuda=cuda,
+    )
+
+
 def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     dep = i.deps.get("cudatoolkit")
@@ -54,6 +106,9 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
         return
     version = dep.spec.exact or dep.spec.minor or ""
     major = _major(version)
+    if not i.has_conda_torch and i.has_pip_torch:
+        yield from _beside_pip_torch(ctx, dep, ".".join(version.split(".")[:2]))
+        return
     if wants_pytorch_channel(i):
         torch_version = i.torch_version
         from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]

@@ -1,6 +1,7 @@
 """TC618: what conda itself refuses or ignores in the file, before any package is solved: a top-level section
 that is not an environment-file key (dropped: "EnvironmentSectionNotValid"), or an env name conda refuses (a
-path, a space, `:` or `#`; a reserved name). Read from conda's own source (knowledge/env_files.toml
+path, a space, `:` or `#`; a reserved name), and an empty dependency item (a TypeError in conda's
+reader). Read from conda's own source (knowledge/env_files.toml
 [conda_env_file])."""
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ def file_keys(ctx: RuleContext) -> Iterator[Finding]:
             keys=", ".join(k for k, _ in ignored),
             evidence=ev(ctx, ignored=[{"line": line, "key": key} for key, line in ignored]),
             fixes=[Fix("file", msg("TC618.ignored_key.fix"))],
+        )
+    if ctx.file.empty_dep_lines:
+        yield finding(
+            "TC618",
+            Severity.ERROR,
+            variant="empty_item",
+            lines=", ".join(str(n) for n in ctx.file.empty_dep_lines),
+            evidence=ev(ctx, empty=[{"line": n} for n in ctx.file.empty_dep_lines]),
+            fixes=[Fix("file", msg("TC618.empty_item.fix"))],
         )
     name = ctx.file.name
     if name is None:

@@ -52,7 +52,7 @@ def mkl_ijit(ctx: RuleContext) -> Iterator[Finding]:
     torch = i.deps.get("pytorch")
     if torch is None or torch.spec is None:
         return
-    if builder_of(i.torch_channel) != "pytorch":
+    if builder_of(i.torch_supplier) != "pytorch":
         return  # conda-forge's and Anaconda's torch use their own blas; pip wheels link MKL statically
     version = i.torch_version
     table = facts()["mkl_ijit"]
