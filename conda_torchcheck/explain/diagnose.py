@@ -212,6 +212,9 @@ _MESSAGE_FIELDS = (
     "wheel_python",
     "wheel_platform",
     "subdir",
+    "missing_path",
+    "long_path_hint",
+    "length",
 )
 
 

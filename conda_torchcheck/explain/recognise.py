@@ -121,12 +121,22 @@ def cuda_major_of(name: str, tbl: PatternTable) -> str | None:
     return None
 
 
+#: Windows' MAX_PATH (260, the terminating NUL included): a longer path fails unless LongPathsEnabled is set
+_MAX_PATH = 260
+
+
 def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
     out = {k: v.strip().rstrip(".,;") if k != "reason" else v.strip() for k, v in fields.items() if v}
     for key in list(out):
         if key.endswith("_path"):
             out[key] = out[key].strip().strip("'\"`“”„").rstrip("\\")
             out.setdefault(key[: -len("_path")], _base_name(out[key]))
+    missing = out.get("missing_path")
+    if missing:
+        # pip prints the path as a Python repr ('C:\\Users\\...'): one backslash per separator on disk
+        length = len(missing.replace("\\\\", "\\"))
+        out["length"] = str(length)
+        out["path_too_long"] = "yes" if length >= _MAX_PATH else "no"
     required_by = out.get("required_by")
     if required_by:
         role = library_role(required_by, out.get("required_by_path"), tbl)
