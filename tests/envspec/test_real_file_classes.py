@@ -401,3 +401,64 @@ def test_a_file_with_an_empty_item_is_still_fixed_around_it():
     text = "name: t\nchannels:\n  - pytorch\ndependencies:\n  - # later\n  - pytorch\n"
     result = fix(text)
     assert "  - # later\n" in result.fixed and "pytorch::pytorch=" in result.fixed
+
+
+def _ids(text: str) -> set[str]:
+    return {f.title.key.rsplit(".title", 1)[0] for f in fix(text).findings_before}
+
+
+def test_conda_forge_listed_before_defaults_supplies_the_release_it_has():
+    # blind-g g024: conda-forge first has pytorch 1.13.1, so defaults-before-pytorch does not decide the build
+    text = (
+        "name: t\nchannels:\n  - conda-forge\n  - defaults\n  - nvidia\n  - pytorch\ndependencies:\n"
+        "  - pytorch=1.13.1\n  - cudatoolkit=11.7.0\n"
+    )
+    assert not {"TC602.defaults_cpu", "TC613.pytorch"} & _ids(text)
+    assert "TC602.defaults_cpu" in _ids(text.replace("  - conda-forge\n", ""))
+
+
+def test_an_exact_pytorch_channel_build_decides_the_channel_and_the_cuda_it_was_built_for():
+    # blind-h h017 / blind-g g017: an export's build strings name a build that existed
+    text = (
+        "name: t\nchannels:\n  - defaults\n  - pytorch\ndependencies:\n  - python=3.6\n"
+        "  - pytorch==0.4.0=py36_cuda90_cudnn7he774522_1\n  - cudatoolkit=9.0\n"
+    )
+    assert "TC602.defaults_cpu" not in _ids(text)
+    old = (
+        "name: t\nchannels:\n  - pytorch\ndependencies:\n  - python=3.6\n"
+        "  - pytorch=1.3.0=py3.6_cuda10.0.130_cudnn7.6.3_0\n  - cudatoolkit=10.0.130=0\n"
+    )
+    assert "TC605.cudatoolkit_for_torch" not in _ids(old)
+    assert "TC605.cudatoolkit_for_torch" in _ids(old.replace("=py3.6_cuda10.0.130_cudnn7.6.3_0", ""))
+
+
+def test_conda_forge_builds_of_one_solve_pair_by_minor():
+    # blind-h h050: an export's conda-forge torchvision 0.13.0 build beside pytorch 1.12.1 (the solver's pair)
+    text = (
+        "name: t\nchannels:\n  - conda-forge\ndependencies:\n  - pytorch=1.12.1=cuda112py310he33e0d6_201\n"
+        "  - torchvision=0.13.0=cuda112py310h453157a_0\n"
+    )
+    assert "TC608" not in _ids(text)
+    assert "TC608" in _ids(text.replace("0.13.0=cuda112py310h453157a_0", "0.12.0=cuda112py310h453157a_0"))
+
+
+def test_cudatoolkit_that_another_cuda_build_needs_is_not_a_spare_copy():
+    # blind-h h036: faiss-gpu's CUDA 11.3 build runs on cudatoolkit 11.3 beside pytorch-cuda 11.7
+    text = (
+        "name: t\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n"
+        "  - pytorch=1.13.1=py3.8_cuda11.7_cudnn8.5.0_0\n  - pytorch-cuda=11.7\n  - cudatoolkit=11.3.1\n"
+        "  - faiss-gpu=1.7.3=py3.8_h28a55e0_0_cuda11.3\n"
+    )
+    assert not any(k.startswith("TC613") for k in _ids(text))
+    assert "TC613.redundant" in _ids(text.replace("  - faiss-gpu=1.7.3=py3.8_h28a55e0_0_cuda11.3\n", ""))
+
+
+def test_conda_cpu_selectors_do_not_conflict_with_a_pip_only_torch():
+    # blind-h h020: cpuonly left in an export whose torch is pip's +cu117: it selects nothing
+    text = (
+        "name: t\nchannels:\n  - defaults\ndependencies:\n  - cpuonly=2.0\n  - pip\n  - pip:\n"
+        "    - --extra-index-url https://download.pytorch.org/whl/cu117\n    - torch==2.0.1+cu117\n"
+    )
+    assert "TC609" not in _ids(text)
+    conda = "name: t\nchannels:\n  - pytorch\ndependencies:\n  - pytorch=2.0.1\n  - cpuonly\n  - pytorch-cuda=11.7\n"
+    assert "TC609" in _ids(conda)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conda_torchcheck import registry
-from conda_torchcheck.envspec.intent import Intent, facts
+from conda_torchcheck.envspec.intent import Intent, build_builder, facts
 from conda_torchcheck.envspec.parse import CondaDep, EnvFile, PipItem
 from conda_torchcheck.findings import Finding, Fix
 from conda_torchcheck.messages import msg
@@ -75,10 +75,14 @@ def defaults_first(i: Intent) -> Any:
         return None
     if torch is None or torch.spec is None or torch.spec.channel is not None:
         return None
+    if build_builder(torch.spec.build) == "pytorch":
+        return None  # `pytorch==0.4.0=py36_cuda90_cudnn7he774522_1` names a build only the pytorch channel has
     defaults = set(facts()["defaults"]["names"])
     first = next((c for c in i.file.channels or () if c.name in defaults), None)
     if first is None or names.index(first.name) > names.index("pytorch"):
         return None
+    if i.torch_supplier not in defaults:
+        return None  # conda-forge listed before both supplies this pytorch (it has the release): its era, not this
     return first
 
 

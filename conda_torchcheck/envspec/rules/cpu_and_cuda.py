@@ -22,8 +22,16 @@ def cpu_and_cuda(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     if i.variant != "conflict":
         return
-    cpu = [e for v, e in i.variant_signals if v == "cpu"]
-    cuda = [e for v, e in i.variant_signals if v == "cuda"]
+    signals = list(i.variant_signals)
+    if not any(n in i.deps for n in ("pytorch", "torchvision", "torchaudio", "libtorch")):
+        # conda's selectors (cpuonly, pytorch-mutex, cudatoolkit) choose between builds of a conda torch: with
+        # torch from pip alone they select nothing, and only the pip entries say which build is installed
+        pip_texts = {p.text for p in ctx.file.pip or ()}
+        signals = [(v, e) for v, e in signals if e in pip_texts]
+    cpu = [e for v, e in signals if v == "cpu"]
+    cuda = [e for v, e in signals if v == "cuda"]
+    if not cpu or not cuda:
+        return
     yield finding(
         "TC609",
         Severity.ERROR,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from conda_torchcheck.envspec.history import release as torch_release
-from conda_torchcheck.envspec.intent import Intent, facts
+from conda_torchcheck.envspec.intent import Intent, build_builder, facts
 from conda_torchcheck.envspec.matchspec import version_key
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
@@ -32,6 +33,21 @@ def _conda_forge_has_cuda12(i: Intent) -> bool:
         return False
     cudas = releases.conda_forge_builds(versions[-1]).get("linux-64", ())
     return any(_major(c) is not None and (_major(c) or 0) >= 12 for c in cudas if c != "cpu")
+
+
+_CUDA_BUILD = re.compile(r"(?:^|_)cuda_?\d")
+
+
+def _other_cuda_builds(ctx: RuleContext) -> list[str]:
+    """Entries outside the torch family pinned to a build for one CUDA (faiss-gpu `py3.8_h28a55e0_0_cuda11.3`,
+    conda-forge's `cuda112py39h...`): their CUDA runtime is cudatoolkit, so it is not a copy nothing uses."""
+    from conda_torchcheck.envspec.intent import FAMILY
+
+    return [
+        d.text
+        for d in ctx.file.deps
+        if d.name not in FAMILY and d.spec is not None and d.spec.build and _CUDA_BUILD.search(d.spec.build.lower())
+    ]
 
 
 def pytorch_cuda_for_cudatoolkit(spec: Any, torch_version: str | None) -> str | None:
@@ -115,6 +131,11 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
         key, base = version_key(torch_version or ""), version_key(from_minor)
         if key is None or base is None or key < base:
             return  # before 1.13 cudatoolkit is the selector (TC605 checks the build existed)
+        torch = i.deps.get("pytorch")
+        if _other_cuda_builds(ctx) or (torch is not None and torch.spec and build_builder(torch.spec.build) == "base"):
+            # the runtime of another package's CUDA build, or of conda-forge's own CUDA 11 torch build
+            # (`cuda112py39hb0b7ed5_200` depends on cudatoolkit): neither a spare copy nor the torch's selector
+            return
         if "pytorch-cuda" in i.deps:
             # both selectors: pytorch-cuda decides, cudatoolkit only adds a second CUDA copy
             yield finding(

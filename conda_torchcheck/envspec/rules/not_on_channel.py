@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.history import cuda_metapackages, cudatoolkit_builds
@@ -164,6 +165,11 @@ def _cudatoolkit_build(ctx: RuleContext) -> Iterator[Finding]:
     if cuda in builds:
         return
     torch = i.deps.get("pytorch") or i.misnamed_torch
+    build = (torch.spec.build or "").lower() if torch is not None and torch.spec is not None else ""
+    if "*" not in build and re.search(rf"cuda_?{re.escape(cuda)}(?:\.|_|$)|cu{cuda.replace('.', '')}(?:_|$)", build):
+        # an exact build of that CUDA (`py3.6_cuda10.0.130_cudnn7.6.3_0`, an export's): the channel had it, even
+        # where the install page lists other CUDA versions for the release
+        return
     yield finding(
         "TC605",
         Severity.ERROR,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.history import release as torch_release
-from conda_torchcheck.envspec.intent import companion_for, companion_ok, torch_for_companions
+from conda_torchcheck.envspec.intent import build_builder, companion_for, companion_ok, torch_for_companions
 from conda_torchcheck.envspec.matchspec import minor_of_spec
 from conda_torchcheck.envspec.parse import CondaDep, PipItem
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
@@ -23,6 +23,13 @@ def _companion_version(dep: CondaDep | PipItem) -> str | None:
         return exact.split("+", 1)[0]
     spec = dep.line.version_spec
     return minor_of_spec(spec.lstrip("=")) if spec.startswith("==") else None
+
+
+def _solved_pair(torch_dep: CondaDep | PipItem | None, dep: CondaDep | PipItem) -> bool:
+    return all(
+        isinstance(d, CondaDep) and d.spec is not None and build_builder(d.spec.build) == "base"
+        for d in (torch_dep, dep)
+    )
 
 
 def triple(ctx: RuleContext) -> Iterator[Finding]:
@@ -44,6 +51,10 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
         if not version:
             continue
         verdict = companion_ok(name, torch_version, version)
+        if verdict is False and _solved_pair(torch_dep, dep):
+            # both pinned to conda-build's hashed builds (an export: the solver put them together, and conda-forge's
+            # torchvision 0.13.0 build accepts pytorch 1.12.1): only another minor is a real mismatch
+            verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "")
         if verdict is False and "dev" in torch_version:
             # nightlies pair by minor (and date): 0.16.0.dev20230607 with 2.1.0.dev20230607
             verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "")
