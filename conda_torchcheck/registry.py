@@ -55,7 +55,7 @@ class Emitter:
 class FindingSpec:
     """One finding id. ``variants`` are the message variants (``<id>.<variant>.title`` in the catalogs)."""
 
-    __slots__ = ("_platforms", "emitted_by", "id", "severity", "summary", "variants")
+    __slots__ = ("_platforms", "emitted_by", "id", "note", "severity", "summary", "variants")
 
     def __init__(
         self,
@@ -66,8 +66,12 @@ class FindingSpec:
         *,
         variants: tuple[str, ...] = (),
         platforms: tuple[str, ...] | None = None,
+        note: bool = False,
     ) -> None:
         self.id = id
+        #: a note about the file's upkeep, not a problem of its torch: reported after the findings, apart from them
+        #: (JSON ``notes``), never counted among them and never outranking one (issue 23: channel hygiene)
+        self.note = note
         #: the usual severity; a check may raise or lower it for one env (the docs page says when)
         self.severity = severity
         self.emitted_by = (emitted_by,) if isinstance(emitted_by, str) else emitted_by
@@ -654,6 +658,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "envspec.nodefaults",
         "no `nodefaults`, or conda-forge mixed with defaults",
         variants=("missing", "mixed"),
+        note=True,
     ),
     FindingSpec(
         "TC604",

@@ -27,6 +27,8 @@ class CheckResult:
     findings: list[Finding]
     torch: dict[str, Any]
     has_torch: bool
+    #: notes on the file's upkeep (channel hygiene, TC603): shown after the findings, not counted among them
+    notes: list[Finding] = field(default_factory=list)
 
     @property
     def has_errors(self) -> bool:
@@ -49,6 +51,7 @@ class CheckResult:
             "file": self.path,
             "torch": self.torch,
             "findings": [f.to_dict(lang) for f in self.findings],
+            "notes": [f.to_dict(lang) for f in self.notes],
             "summary": self.counts,
         }
 
@@ -57,7 +60,7 @@ class CheckResult:
         from conda_torchcheck.render.text import render_finding
 
         out: list[str] = []
-        if not self.has_torch and not self.findings:
+        if not self.has_torch and not self.findings and not self.notes:
             return translate("envspec.cli.no_torch", lang, file=self.path) + "\n"
         if self.has_torch:
             out.append(_torch_line(self.path, self.torch, lang))
@@ -66,13 +69,28 @@ class CheckResult:
         out.append("")
         if not self.findings:
             out.append(translate("envspec.cli.clean", lang, file=self.path))
+            out.extend(self._render_notes(lang=lang, color=color, verbose=verbose))
             return "\n".join(out) + "\n"
         for f in self.findings:
             out.extend(render_finding(f, lang=lang, color=color, verbose=verbose))
             out.append("")
+        out.extend(self._render_notes(lang=lang, color=color, verbose=verbose))
         c = self.counts
-        out.append(translate("report.summary", lang, errors=c["errors"], warnings=c["warnings"], info=c["info"]))
+        info = c["info"] + len(self.notes)
+        out.append(translate("report.summary", lang, errors=c["errors"], warnings=c["warnings"], info=info))
         return "\n".join(out) + "\n"
+
+    def _render_notes(self, *, lang: str | None, color: bool, verbose: int) -> list[str]:
+        from conda_torchcheck.messages import translate
+        from conda_torchcheck.render.text import render_finding
+
+        if not self.notes:
+            return []
+        out = [translate("envspec.cli.notes", lang)]
+        for f in self.notes:
+            out.extend(render_finding(f, lang=lang, color=color, verbose=verbose))
+            out.append("")
+        return out
 
 
 def _torch_line(path: str, torch: dict[str, Any], lang: str | None) -> str:
@@ -99,11 +117,15 @@ def _intent_summary(intent) -> dict[str, Any]:
 
 
 def check_file(file, *, command: str = "conda-torchcheck") -> CheckResult:
+    from conda_torchcheck import registry
     from conda_torchcheck.envspec.intent import analyse
     from conda_torchcheck.envspec.rules import check_file as rules_check
 
     intent = analyse(file)
-    return CheckResult(file.path, rules_check(file, command=command), _intent_summary(intent), intent.has_torch)
+    found = rules_check(file, command=command)
+    notes = [f for f in found if registry.spec(f.id).note]
+    findings = [f for f in found if not registry.spec(f.id).note]
+    return CheckResult(file.path, findings, _intent_summary(intent), intent.has_torch, notes=notes)
 
 
 def check_text(text: str, path: str = "environment.yml", *, command: str = "conda-torchcheck") -> CheckResult:

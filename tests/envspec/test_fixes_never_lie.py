@@ -88,7 +88,7 @@ dependencies:
   - pytorch=2.1.2
   - pytorch-cuda=11.8
 """
-    tc603 = next(f for f in check_text(text).findings if f.id == "TC603")
+    tc603 = next(f for f in check_text(text).notes if f.id == "TC603")
     assert not claimed(tc603)
     assert_converges(fix(text))
 
@@ -102,11 +102,14 @@ channels:
 dependencies:
   - pytorch
 """
-    findings = check_text(text).findings
-    hygiene = [f for f in findings if f.id == "TC603"]
-    assert len(hygiene) == 1
-    assert hygiene[0].severity.value == "info"
-    assert findings[-1].id == "TC603" and len(findings) > 1
+    result = check_text(text)
+    hygiene = result.notes
+    assert [f.id for f in hygiene] == ["TC603"] and hygiene[0].severity.value == "info"
+    # a note, apart from the findings: never among them, printed after every one of them
+    assert result.findings and "TC603" not in {f.id for f in result.findings}
+    out = result.render_text()
+    assert out.index("TC603") > max(out.index(f.id) for f in result.findings)
+    assert [f["id"] for f in result.to_dict()["notes"]] == ["TC603"]
     # the note is about the list as a whole: its evidence starts at the `channels:` key
     assert [c["line"] for c in hygiene[0].evidence["channels"]] == [3, 4, 5]
 

@@ -10,7 +10,8 @@ from conda_torchcheck.envspec import check_text
 def found(text: str) -> dict[str, object]:
     """finding key (``TC602.pytorch`` or ``TC611``) → the finding."""
     out = {}
-    for f in check_text(text).findings:
+    result = check_text(text)
+    for f in [*result.findings, *result.notes]:
         out[f.title.key.rsplit(".title", 1)[0]] = f
     return out
 
