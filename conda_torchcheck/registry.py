@@ -377,6 +377,7 @@ RULES: tuple[Emitter, ...] = (
         kind=RULE,
     ),
     Emitter("envspec.file_keys", _RULES + "file_keys", "what conda refuses or ignores in the file itself", kind=RULE),
+    Emitter("envspec.exact_python", _RULES + "exact_python", "python==X.Y, which conda reads as X.Y.0 only", kind=RULE),
     Emitter("envspec.family_channels", _RULES + "family_channels", "the torch family from two builders", kind=RULE),
     Emitter(
         "envspec.cudatoolkit",
@@ -758,6 +759,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         variants=("ignored_key", "bad_name", "reserved_name", "empty_item"),
     ),
     FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),
+    FindingSpec("TC620", WARNING, "envspec.exact_python", "`python==X.Y` matches only Python X.Y.0"),
     FindingSpec(
         "TC701",
         ERROR,

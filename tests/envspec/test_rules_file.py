@@ -49,3 +49,11 @@ def test_an_empty_dependency_item_is_an_error_and_the_rest_is_checked():
     result = found(text)
     assert result["TC618.empty_item"].evidence["empty"] == [{"line": 5}]
     assert any(k.startswith("TC611") for k in result)  # the unpinned pytorch on line 6 is still seen
+
+
+def test_an_exact_python_minor_pin_is_read_as_x_y_0():
+    # conda 26.7.1: MatchSpec("python==3.7") matches 3.7.0, not 3.7.12 (e022, h043, h049)
+    f = found(env(["conda-forge"], ["python==3.7", "pytorch=1.13.1"]))["TC620"]
+    assert f.evidence["matches"] == "3.7.0" and f.evidence["python"]["line"] == 5
+    for fine in ("python=3.7", "python==3.7.12", "python>=3.7", "python 3.7.*"):
+        assert "TC620" not in found(env(["conda-forge"], [fine, "pytorch=1.13.1"]))
