@@ -703,11 +703,15 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.triple",
         "torch, torchvision and torchaudio that do not pair",
-        variants=("extension", "extension_max"),
+        variants=("cuda", "extension", "extension_max"),
     ),
     FindingSpec("TC609", ERROR, "envspec.cpu_and_cuda", "CPU and CUDA asked for at once"),
     FindingSpec(
-        "TC610", ERROR, "envspec.python_range", "Python outside what that torch supports", variants=("frozen",)
+        "TC610",
+        ERROR,
+        "envspec.python_range",
+        "Python outside what that torch supports",
+        variants=("frozen", "wheel"),
     ),
     FindingSpec("TC611", WARNING, "envspec.unpinned", "unpinned torch family", variants=("frozen",)),
     FindingSpec(

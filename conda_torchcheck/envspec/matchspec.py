@@ -475,7 +475,15 @@ class PipLine:
         m = re.fullmatch(r"===?\s*([^,;\s]+)", self.specifier.strip())
         if m and not m.group(1).endswith("*"):
             return m.group(1)
+        wheel = self.wheel
+        if wheel is not None and not self.specifier:
+            return wheel.version  # a wheel file is one exact version (`torch-2.1.0+cu118-cp310-...whl`)
         return None
+
+    @property
+    def wheel(self) -> WheelName | None:
+        """The wheel file a direct URL names (PEP 427 file name), or None."""
+        return wheel_name(self.url) if self.url else None
 
     @property
     def local_tag(self) -> str | None:
@@ -493,6 +501,33 @@ class PipLine:
     def version_spec(self) -> str:
         """The specifier without a local tag (``==2.3.0`` for ``==2.3.0+cu121``)."""
         return re.sub(r"\+[A-Za-z0-9.]+", "", self.specifier)
+
+
+@dataclass(frozen=True)
+class WheelName:
+    """The fields of a wheel's file name (PEP 427): ``torch-2.1.0+cu118-cp310-cp310-linux_x86_64.whl``."""
+
+    name: str
+    version: str
+    python: str
+    abi: str
+    platform: str
+
+
+_WHEEL_FILE = re.compile(
+    r"(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[0-9][^-]*)(?:-\d[^-]*)?-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$"
+)
+
+
+def wheel_name(url: str) -> WheelName | None:
+    """The wheel a URL (or a path) points to, from its last path segment; %2B is the URL form of ``+``."""
+    from urllib.parse import unquote
+
+    tail = unquote(url.split("#", 1)[0].split("?", 1)[0].rstrip("/")).rsplit("/", 1)[-1]
+    m = _WHEEL_FILE.match(tail)
+    if m is None:
+        return None
+    return WheelName(m.group("name"), m.group("version"), m.group("python"), m.group("abi"), m.group("platform"))
 
 
 _OPTION_ALIASES = {
@@ -535,6 +570,10 @@ def parse_pip_line(text: str) -> PipLine:
     opt = re.search(r"\s-{1,2}[A-Za-z]", s)
     if opt is not None:
         s = s[: opt.start()].strip()
+    wheel = wheel_name(s) if "://" in s else None
+    if wheel is not None:
+        # a bare wheel URL is a requirement for that wheel: pip installs exactly that file
+        return PipLine(raw=raw, kind="requirement", name=normalize(wheel.name), url=s.split(";", 1)[0].strip())
     m = _REQ_RE.match(s)
     if not m or "/" in m.group("name") or s.startswith((".", "/")):
         return PipLine(raw=raw, kind="other")

@@ -462,3 +462,30 @@ def test_conda_cpu_selectors_do_not_conflict_with_a_pip_only_torch():
     assert "TC609" not in _ids(text)
     conda = "name: t\nchannels:\n  - pytorch\ndependencies:\n  - pytorch=2.0.1\n  - cpuonly\n  - pytorch-cuda=11.7\n"
     assert "TC609" in _ids(conda)
+
+
+_PIP_ONLY = "name: t\nchannels: [conda-forge]\ndependencies:\n  - python=3.10\n  - pip\n  - pip:\n"
+_TORCH_WHEEL = "https://download.pytorch.org/whl/cu118/torch-2.1.0%2Bcu118-cp310-cp310-linux_x86_64.whl"
+
+
+def test_a_wheel_url_is_read_as_the_exact_release_it_names():
+    from conda_torchcheck.envspec.intent import analyse
+    from conda_torchcheck.envspec.parse import parse_text
+
+    intent = analyse(parse_text(_PIP_ONLY + f"    - {_TORCH_WHEEL}\n", "environment.yml"))
+    assert intent.torch_version == "2.1.0" and intent.pip["torch"].line.local_tag == "cu118"
+    # torchvision 0.15.2 is 2.0.1's: TC608 sees the URL's torch
+    assert "TC608" in _ids(_PIP_ONLY + f"    - {_TORCH_WHEEL}\n    - torchvision==0.15.2\n")
+
+
+def test_a_companion_of_another_cuda_beside_pip_torch():
+    wheel_cu121 = "https://download.pytorch.org/whl/cu121/torchvision-0.16.0%2Bcu121-cp310-cp310-linux_x86_64.whl"
+    assert "TC608.cuda" in _ids(_PIP_ONLY + f"    - {_TORCH_WHEEL}\n    - {wheel_cu121}\n")
+    pins = "    - -f https://download.pytorch.org/whl/torch_stable.html\n    - torch==2.1.0+cu118\n"
+    assert "TC608.cuda" in _ids(_PIP_ONLY + pins + "    - torchvision==0.16.0+cu121\n")
+    assert "TC608.cuda" not in _ids(_PIP_ONLY + pins + "    - torchvision==0.16.0+cu118\n")
+
+
+def test_a_wheel_for_another_python_than_the_files():
+    assert "TC610.wheel" in _ids(_PIP_ONLY.replace("3.10", "3.11") + f"    - {_TORCH_WHEEL}\n")
+    assert "TC610.wheel" not in _ids(_PIP_ONLY + f"    - {_TORCH_WHEEL}\n")

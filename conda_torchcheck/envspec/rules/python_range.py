@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.history import release as torch_release
@@ -11,10 +12,39 @@ from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
 
+def _wheel_python(ctx: RuleContext) -> Iterator[Finding]:
+    """A torch-family wheel URL built for another CPython than the file's `python` pin: pip refuses it ("is not
+    a supported wheel on this platform")."""
+    i = ctx.intent
+    minors = i.python_minors
+    if not minors:
+        return
+    for name in ("torch", "torchvision", "torchaudio"):
+        item = i.pip.get(name)
+        wheel = item.line.wheel if item is not None else None
+        m = re.fullmatch(r"cp(\d)(\d+)", wheel.python) if wheel is not None else None
+        if item is None or wheel is None or m is None or wheel.abi == "abi3":
+            continue
+        built_for = f"{m.group(1)}.{m.group(2)}"
+        if built_for in minors:
+            continue
+        yield finding(
+            "TC610",
+            Severity.ERROR,
+            variant="wheel",
+            evidence=ev(ctx, python=at(i.python), wheel=at(item), built_for=built_for),
+            fixes=[Fix("file", msg("TC610.wheel.fix", built_for=built_for, python=", ".join(minors)))],
+            entry=wheel.name + "-" + wheel.version,
+            built_for=built_for,
+            python=i.python.spec.version if i.python is not None and i.python.spec else "?",
+        )
+
+
 def python_range(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     if i.python is None or not i.python_minors:
         return
+    yield from _wheel_python(ctx)
     res = i.resolution
     if res is not None and res.version is None and res.without_python is not None:
         yield finding(

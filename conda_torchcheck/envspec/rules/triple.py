@@ -86,6 +86,38 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
         )
 
     yield from _bounds(ctx, torch_version, torch_dep)
+    yield from _cuda_skew(ctx, torch_version)
+
+
+def _cuda_skew(ctx: RuleContext, torch_version: str) -> Iterator[Finding]:
+    """pip's torch and a companion tagged for different CUDA releases (`+cu118` beside `+cu121`, in pins or in
+    wheel URLs): torchvision's extension check refuses a torch of another CUDA major ("PyTorch and torchvision
+    were compiled with different CUDA major versions"), and the index serves each tag's companion pinned to the
+    torch of the same tag, so the set does not resolve as written."""
+    i = ctx.intent
+    torch = i.pip.get("torch")
+    tag = torch.line.local_tag if torch is not None else None
+    if torch is None or not tag or not tag.startswith("cu"):
+        return
+    other = [
+        item
+        for name in ("torchvision", "torchaudio")
+        if (item := i.pip.get(name)) is not None
+        and (item.line.local_tag or "").startswith("cu")
+        and item.line.local_tag != tag
+    ]
+    if not other:
+        return
+    yield finding(
+        "TC608",
+        Severity.ERROR,
+        variant="cuda",
+        evidence=ev(ctx, torch=at(torch), companions=[at(d) for d in other]),
+        fixes=[Fix("file", msg("TC608.cuda.fix", tag=tag))],
+        entries=", ".join(d.text for d in other),
+        torch=torch.text,
+        tag=tag,
+    )
 
 
 def _bounds(ctx: RuleContext, torch_version: str, torch_dep: CondaDep | PipItem | None) -> Iterator[Finding]:

@@ -5,11 +5,27 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import CONDA_TORCH, PIP_TORCH
+from conda_torchcheck.envspec.intent import CONDA_TORCH, PIP_TORCH, companion_for, pure_python_companion
+from conda_torchcheck.envspec.matchspec import version_key
 from conda_torchcheck.envspec.parse import CondaDep, PipItem
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
+
+
+def _pure_python_pair(i, name: str) -> bool:
+    """The pip torch is one whose companion release was pure Python (torch 0.2-0.4: torchvision 0.2.x), whose
+    wheels name no torch version: an unpinned one is PyPI's newest, which requires a much newer torch."""
+    torch = i.pip.get("torch")
+    version = torch.line.exact.split("+", 1)[0] if torch is not None and torch.line.exact else None
+    if version is None:
+        return False
+    minor = companion_for(name, version)[0]
+    if minor is None:
+        # before the tables' first row (torch 0.4): torchvision 0.1-0.2, pure Python, no torch version named
+        key, first = version_key(version), version_key("0.4")
+        return name == "torchvision" and key is not None and first is not None and key < first
+    return pure_python_companion(name, minor)
 
 
 def unpinned(ctx: RuleContext) -> Iterator[Finding]:
@@ -32,7 +48,7 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
         item = i.pip.get(name)
         if item is None or item.line.url or item.line.specifier:
             continue
-        if name != "torch" and ("torch" in i.pip or conda_pytorch):
+        if name != "torch" and ("torch" in i.pip or conda_pytorch) and not _pure_python_pair(i, name):
             # pip's resolver pairs an unpinned torchvision with the torch it installs (each wheel pins one
             # torch); beside a conda torch TC606 (cross) says what is wrong with it
             continue
