@@ -455,25 +455,34 @@ def _torch_supplier(file: EnvFile, deps: dict[str, CondaDep], channel: str | Non
     supplies `pytorch=2.1.1` (under strict priority that solve fails; TC602 says so)."""
     if how != "order":
         return channel
+    from conda_torchcheck.envspec.platform import file_oses, subdirs
+
     torch = deps.get("pytorch")
+    platforms = subdirs(file_oses(file))
     for listed in file.channel_names:
-        if listed in PYTORCH_PUBLISHERS and channel_has_pytorch(listed, torch) is not False:
+        if listed in PYTORCH_PUBLISHERS and channel_has_pytorch(listed, torch, platforms) is not False:
             return listed
     return channel
 
 
-def channel_has_pytorch(channel: str, torch: CondaDep | None) -> bool | None:
-    """Does ``channel`` publish a pytorch the file's entry allows? From the channels' recorded releases
-    (the frozen pytorch channel's, conda-forge's feedstock history); None where the records do not tell
+def channel_has_pytorch(channel: str | None, torch: CondaDep | None, platforms: tuple[str, ...] = ()) -> bool | None:
+    """Does ``channel`` publish a pytorch the file's entry allows, for one of ``platforms`` (conda subdirs the
+    file is for; () = any)? From the channels' recorded releases (the frozen pytorch channel's install matrix,
+    conda-forge's feedstock history: its win-64 uploads start at 2.5.1); None where the records do not tell
     (Anaconda's defaults, mirrors, nightly channels) or the entry has no version."""
+    from conda_torchcheck.knowledge import releases
+
     if torch is None or torch.spec is None or torch.spec.version is None:
         return None
     if channel == "pytorch":
         versions: tuple[str, ...] | list[str] = pytorch_channel_versions()
+        if platforms and all(p.startswith("osx") for p in platforms):
+            # the page's OSX builds: a release without one has no macOS pytorch on the channel
+            versions = [v for v in versions if (releases.pytorch_channel_builds(v) or {"osx": True}).get("osx")]
     elif channel == "conda-forge":
-        from conda_torchcheck.knowledge import releases
-
         versions = releases.conda_forge_versions()
+        if platforms:
+            versions = tuple(v for v in versions if set(releases.conda_forge_builds(v)) & set(platforms))
     else:
         return None
     verdicts = [torch.spec.allows(v) for v in versions]
@@ -674,8 +683,14 @@ def analyse(file: EnvFile) -> Intent:
     torch_dep = deps.get("pytorch") or misnamed
     channel, how = _torch_channel(file, deps)
     has_conda = any(n in deps for n in (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch")) or misnamed
+    supplier = _torch_supplier(file, deps, channel, how)
     if has_conda:
-        era = _era(channel)
+        # the era is the builder of the torch the solver installs: conda-forge listed first without the pinned
+        # release hands pytorch to the pytorch channel after it (the intended channel stays torch_channel)
+        from conda_torchcheck.envspec.platform import file_oses, subdirs
+
+        known = channel_has_pytorch(supplier, deps.get("pytorch"), subdirs(file_oses(file)))
+        era = _era(supplier if supplier != channel and known else channel)
     elif pip:
         era = "pip"
     else:
@@ -703,7 +718,7 @@ def analyse(file: EnvFile) -> Intent:
         misnamed_torch=misnamed,
         torch_channel=channel,
         torch_channel_how=how,
-        torch_supplier=_torch_supplier(file, deps, channel, how),
+        torch_supplier=supplier,
         era=era,
         variant=variant,
         variant_signals=tuple(signals),

@@ -489,3 +489,22 @@ def test_a_companion_of_another_cuda_beside_pip_torch():
 def test_a_wheel_for_another_python_than_the_files():
     assert "TC610.wheel" in _ids(_PIP_ONLY.replace("3.10", "3.11") + f"    - {_TORCH_WHEEL}\n")
     assert "TC610.wheel" not in _ids(_PIP_ONLY + f"    - {_TORCH_WHEEL}\n")
+
+
+def test_the_os_a_file_is_for_decides_which_channel_has_the_release():
+    # conda-forge uploads win-64 pytorch from 2.5.1 on: a Windows file's pytorch=1.12.1 comes from the pytorch
+    # channel listed after conda-forge, a Linux one's from conda-forge
+    from conda_torchcheck.envspec.intent import analyse
+    from conda_torchcheck.envspec.parse import parse_text
+    from conda_torchcheck.envspec.platform import file_oses
+
+    text = "name: t\nchannels:\n  - conda-forge\n  - pytorch\ndependencies:\n  - vc\n  - pytorch=1.12.1\n"
+    windows = parse_text(text, "environment.yml")
+    assert file_oses(windows) == {"win"}
+    assert (analyse(windows).torch_supplier, analyse(windows).era) == ("pytorch", "pytorch")
+    linux = parse_text(text.replace("  - vc\n", "  - libgcc-ng\n"), "environment.yml")
+    assert file_oses(linux) == {"linux"} and analyse(linux).torch_supplier == "conda-forge"
+    # an export's OS-only packages outweigh a name or a prefix path from another machine
+    export = parse_text(text + "prefix: /home/me/envs/t\n", "env_mac.yml")
+    assert file_oses(export) == {"win"}
+    assert file_oses(parse_text("name: t\ndependencies:\n  - numpy\n", "environment-osx.yml")) == {"osx"}

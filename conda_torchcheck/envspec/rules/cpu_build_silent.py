@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from conda_torchcheck.envspec.history import release
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.matchspec import version_key
+from conda_torchcheck.envspec.platform import file_oses
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge import conda_channels
@@ -38,13 +39,7 @@ def _listed(ctx: RuleContext, channel: str) -> bool:
 
 
 def windows_file(ctx: RuleContext) -> bool:
-    table = facts()["cpu_build_silent"]
-    if {d.name for d in ctx.file.deps} & set(table["windows_packages"]):
-        return True
-    return any(
-        re.search(table["windows_name"], text.lower())
-        for text in (ctx.file.path.rsplit("/", 1)[-1], ctx.file.name or "")
-    )
+    return "win" in file_oses(ctx.file)
 
 
 def _pypi_windows(ctx: RuleContext) -> Iterator[Finding]:

@@ -9,6 +9,7 @@ from conda_torchcheck.builders import builder_of
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.matchspec import version_key
 from conda_torchcheck.envspec.parse import CondaDep
+from conda_torchcheck.envspec.platform import file_oses
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge.conda_channels import pytorch_channel
@@ -33,18 +34,7 @@ def _allows(dep: CondaDep | None, bad_from: str) -> bool:
 
 def _linux_file(ctx: RuleContext) -> bool:
     """The breakage is Linux's (dynamic MKL on linux-64); a file that says it is for another OS is left out."""
-    table = facts()["mkl_ijit"]
-    names = {d.name for d in ctx.file.deps}
-    if names & set(table["other_os_packages"]):
-        return False
-    stem = ctx.file.path.rsplit("/", 1)[-1].lower()
-    if re.search(table["other_os_file_name"], stem) or re.search(
-        table["other_os_file_name"], (ctx.file.name or "").lower()
-    ):
-        return False
-    # a header comment that says which OS the file is for ("# ... Windows 优化环境配置")
-    header = [line for line in ctx.file.text.splitlines()[: table["header_lines"]] if line.lstrip().startswith("#")]
-    return not any(re.search(table["other_os_header"], line, re.IGNORECASE) for line in header)
+    return not (file_oses(ctx.file) - {"linux"})
 
 
 def mkl_ijit(ctx: RuleContext) -> Iterator[Finding]:
