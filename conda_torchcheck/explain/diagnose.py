@@ -215,6 +215,8 @@ _MESSAGE_FIELDS = (
     "missing_path",
     "long_path_hint",
     "length",
+    "cudatoolkit_from",
+    "needs",
 )
 
 

@@ -121,6 +121,7 @@ def cuda_major_of(name: str, tbl: PatternTable) -> str | None:
     return None
 
 
+_CUDATOOLKIT_SPEC = re.compile(r"^cudatoolkit\s*=?=?\s*(\d+\.\d+)")
 #: Windows' MAX_PATH (260, the terminating NUL included): a longer path fails unless LongPathsEnabled is set
 _MAX_PATH = 260
 
@@ -137,6 +138,13 @@ def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
         length = len(missing.replace("\\\\", "\\"))
         out["length"] = str(length)
         out["path_too_long"] = "yes" if length >= _MAX_PATH else "no"
+    toolkit = _CUDATOOLKIT_SPEC.match(out.get("requirement", ""))
+    if toolkit:
+        from conda_torchcheck.knowledge import releases
+
+        channels = releases.cudatoolkit_channels(toolkit.group(1))
+        if channels:
+            out["cudatoolkit_from"] = ", ".join(channels)
     required_by = out.get("required_by")
     if required_by:
         role = library_role(required_by, out.get("required_by_path"), tbl)

@@ -207,6 +207,17 @@ def cudatoolkit_versions(version: str) -> tuple[str, ...]:
 # companions
 
 
+def cudatoolkit_channels(cuda: str) -> tuple[str, ...]:
+    """The channels besides the pytorch channels that the install matrix's commands name with ``cudatoolkit=<cuda>``
+    (1.8's 11.1: conda-forge, nvidia): where that cudatoolkit is published when the pytorch channel lacks it."""
+    found: set[str] = set()
+    for row in _builds().values():
+        info = row.get("conda_cuda", {}).get(cuda)
+        if info and info.get("kind") == "cudatoolkit":
+            found.update(c for c in info.get("channels", ()) if not c.startswith("pytorch"))
+    return tuple(sorted(found))
+
+
 def companions(torch_version: str) -> dict[str, tuple[str, ...]]:
     """torchvision / torchaudio versions (patch level) the install matrix installs with this torch.
 

@@ -107,3 +107,66 @@ def test_the_path_pip_could_not_write_decides_by_its_length():
     assert "windows-long-paths" not in explain(short).likely_causes
     hint = "HINT: This error might have occurred since this system does not have Windows Long Path support enabled."
     assert explain(hint).likely_causes == ["windows-long-paths"]
+
+
+@pytest.mark.parametrize(
+    "text, first",
+    [
+        # pip's and uv's own conflict reports name the torch the companion was built for
+        (
+            (
+                "The conflict is caused by:\n    The user requested torch==2.2.1+cu118\n"
+                "    torchvision 0.16.1+cu118 depends on torch==2.1.1+cu118\n"
+            ),
+            "torchvision-torch-mismatch",
+        ),
+        (
+            (
+                "Because xformers==0.0.23 depends on torch==2.1.1 and you require torch==2.2.0, we can conclude that "
+                "your requirements are unsatisfiable."
+            ),
+            "extension-for-other-torch",
+        ),
+        # uv / pixi: no version of a +cuXXX pin on PyPI alone
+        (
+            (
+                "Because there is no version of torch==2.5.1+cu121 and you require torch==2.5.1+cu121, we can "
+                "conclude that your requirements are unsatisfiable."
+            ),
+            "local-version-needs-torch-index",
+        ),
+        # a +cpu lock on a Mac
+        (
+            (
+                "MacBook Pro M2\n  - Installing torch (1.13.1+cpu): Failed\n\n  RuntimeError\n\n"
+                "  Unable to find installation candidates for torch (1.13.1+cpu)"
+            ),
+            "local-version-not-built-for-platform",
+        ),
+        # the nvidia-* CUDA wheels are Linux-only
+        (
+            "building on my Mac M1:\n  Unable to find installation candidates for nvidia-cuda-nvrtc-cu11 (11.7.99)",
+            "wheel-packaging-bug",
+        ),
+        # cudatoolkit 11.1 was conda-forge's (1.8's install command: -c pytorch -c conda-forge)
+        (
+            (
+                "conda install pytorch torchvision torchaudio cudatoolkit=11.1 -c pytorch\n"
+                "PackagesNotFoundError: The following packages are not available from current channels:\n\n"
+                "  - cudatoolkit=11.1\n"
+            ),
+            "conda-package-not-in-channels",
+        ),
+        # torio's FFmpeg bridge on Windows
+        (
+            (
+                "FileNotFoundError: Could not find module "
+                "'C:\\v\\Lib\\site-packages\\torio\\lib\\libtorio_ffmpeg6.pyd' (or one of its dependencies). "
+                "Try using the full path with constructor syntax."
+            ),
+            "ffmpeg-libraries-missing",
+        ),
+    ],
+)
+def test_installer_reports_and_bridges(text, first):
+    assert explain(text).likely_causes[0] == first

@@ -567,6 +567,24 @@ CASES = [
         "mps-float64",
         {},
     ),
+    (
+        (
+            "ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: "
+            "'C:\\\\Users\\\\me\\\\AppData\\\\Local\\\\torch\\\\lib\\\\x.dll'"
+        ),
+        "pip-path-too-long",
+        {"path_too_long": "no"},
+    ),
+    (
+        "The user requested torch==1.13.0\ntorchvision 0.15.2 depends on torch==2.0.1",
+        "companion-requires-other-torch",
+        {"package": "torchvision", "version": "0.15.2", "needs": "2.0.1", "have_torch": "torch==1.13.0"},
+    ),
+    (
+        "ERROR: No matching distribution found for nvidia-cudnn-cu12==8.9.2.26",
+        "nvidia-wheel-not-for-platform",
+        {"requirement": "nvidia-cudnn-cu12"},
+    ),
 ]
 
 
