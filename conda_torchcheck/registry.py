@@ -378,6 +378,9 @@ RULES: tuple[Emitter, ...] = (
     ),
     Emitter("envspec.file_keys", _RULES + "file_keys", "what conda refuses or ignores in the file itself", kind=RULE),
     Emitter("envspec.exact_python", _RULES + "exact_python", "python==X.Y, which conda reads as X.Y.0 only", kind=RULE),
+    Emitter(
+        "envspec.pip_requires", _RULES + "pip_requires", "pip pins the pinned torch's own wheel refuses", kind=RULE
+    ),
     Emitter("envspec.family_channels", _RULES + "family_channels", "the torch family from two builders", kind=RULE),
     Emitter(
         "envspec.cudatoolkit",
@@ -711,7 +714,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.python_range",
         "Python outside what that torch supports",
-        variants=("frozen", "wheel"),
+        variants=("frozen", "pypi", "wheel"),
     ),
     FindingSpec("TC611", WARNING, "envspec.unpinned", "unpinned torch family", variants=("frozen",)),
     FindingSpec(
@@ -764,6 +767,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
     ),
     FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),
     FindingSpec("TC620", WARNING, "envspec.exact_python", "`python==X.Y` matches only Python X.Y.0"),
+    FindingSpec("TC621", ERROR, "envspec.pip_requires", "a pip pin torch's own wheel requires another release of"),
     FindingSpec(
         "TC701",
         ERROR,

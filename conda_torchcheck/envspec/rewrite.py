@@ -312,10 +312,11 @@ def _resolve_torch_version(st: _State) -> None:
         else:
             st.torch_exact = torch.spec.exact
         st.torch_minor = torch.spec.minor
-    elif st.target == "pytorch" and i.resolution is not None and i.resolution.version:
+    elif st.target == "pytorch" and any(n in i.deps for n in ("torchvision", "torchaudio")):
         # no pytorch entry, but the companions the file names on the frozen channel (torchvision beside
         # pytorch-cuda) bring the release it resolves to: they are pinned to its companions (TC611.frozen)
-        st.torch_exact = i.resolution.version
+        res = i.resolution or resolve_pytorch_channel(i.deps, i.python_minors, torch_dep=None, bounds=i.bounds)
+        st.torch_exact = res.version
     elif st.installed and "torch" in st.installed.pip:
         st.torch_exact = st.installed.pip["torch"].version.split("+", 1)[0]
     elif "torch" in i.pip:

@@ -508,3 +508,20 @@ def test_the_os_a_file_is_for_decides_which_channel_has_the_release():
     export = parse_text(text + "prefix: /home/me/envs/t\n", "env_mac.yml")
     assert file_oses(export) == {"win"}
     assert file_oses(parse_text("name: t\ndependencies:\n  - numpy\n", "environment-osx.yml")) == {"osx"}
+
+
+def test_pypis_own_files_decide_which_python_a_pip_torch_installs_on():
+    # torch 1.13.1 on PyPI: a cp311 wheel for Linux x86_64 only (knowledge/pypi_wheels.toml)
+    text = "name: t\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch==1.13.1\n"
+    assert not any(k.startswith("TC610") for k in _ids(text))
+    assert "TC610.pypi" in _ids(text.replace("  - pip\n", "  - vc\n  - pip\n"))
+    assert "TC610.pypi" in _ids(text.replace("3.11", "3.12"))
+
+
+def test_a_pip_pin_that_pypis_torch_wheel_refuses():
+    base = "name: t\nchannels: [conda-forge]\ndependencies:\n  - python=3.10\n  - pip\n  - pip:\n    - torch==2.1.0\n"
+    assert "TC621" in _ids(base + "    - triton==2.3.0\n")
+    assert "TC621" in _ids(base.replace("2.1.0", "2.4.0") + "    - nvidia-cudnn-cu12==8.9.2.26\n")
+    assert "TC621" not in _ids(base + "    - triton==2.1.0\n")
+    # Windows: the markers leave triton out
+    assert "TC621" not in _ids(base.replace("  - pip\n", "  - vc\n  - pip\n") + "    - triton==2.3.0\n")

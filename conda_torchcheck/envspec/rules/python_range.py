@@ -40,6 +40,63 @@ def _wheel_python(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+_PYPI_PLATFORMS = {
+    "win": ("win_amd64",),
+    "osx": ("macosx_arm64", "macosx_x86_64"),
+    "linux": ("manylinux_x86_64", "manylinux_aarch64"),
+}
+
+
+def _pypi_platforms(ctx: RuleContext) -> list[str | None]:
+    from conda_torchcheck.envspec.platform import file_oses
+
+    return [p for os_ in sorted(file_oses(ctx.file)) for p in _PYPI_PLATFORMS.get(os_, ())] or [None]
+
+
+def _pypi_verdict(ctx: RuleContext) -> bool | None:
+    """For PyPI's own torch (an exact pin, no torch index): is there a wheel for some Python the file allows on the
+    OS it is for? None when the torch is not PyPI's or its release is not in the records."""
+    from conda_torchcheck.knowledge import pypi
+
+    i = ctx.intent
+    torch = i.pip.get("torch")
+    if torch is None or not torch.line.exact or "+" in torch.line.exact or i.indexes or i.has_conda_torch:
+        return None
+    verdicts = [
+        pypi.has_wheel("torch", torch.line.exact, minor, plat)
+        for minor in i.python_minors or ()
+        for plat in _pypi_platforms(ctx)
+    ]
+    if not verdicts or any(v is None for v in verdicts):
+        return None
+    return any(verdicts)
+
+
+def _pypi_wheels(ctx: RuleContext) -> Iterator[Finding]:
+    """No wheel of PyPI's torch release for any Python the file allows on the OS it is for, by PyPI's records of
+    that release's files."""
+    from conda_torchcheck.envspec.platform import file_oses
+    from conda_torchcheck.knowledge import pypi
+
+    i = ctx.intent
+    torch = i.pip["torch"]
+    version = torch.line.exact or ""
+    oses = file_oses(ctx.file)
+    platforms = _pypi_platforms(ctx)
+    row = pypi.release("torch", version)
+    have = sorted({t for p in platforms for t in (row.wheels.get(p, ()) if row and p else row.pythons if row else ())})
+    yield finding(
+        "TC610",
+        Severity.ERROR,
+        variant="pypi",
+        evidence=ev(ctx, python=at(i.python), torch=at(torch), pypi_wheels=", ".join(have) or "-"),
+        fixes=[Fix("file", msg("TC610.pypi.fix", torch=version, wheels=", ".join(have) or "-"))],
+        torch=version,
+        python=i.python.spec.version if i.python is not None and i.python.spec else "?",
+        where=", ".join({"win": "Windows", "osx": "macOS", "linux": "Linux"}[o] for o in sorted(oses)) or "any OS",
+    )
+
+
 def python_range(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     if i.python is None or not i.python_minors:
@@ -60,6 +117,13 @@ def python_range(ctx: RuleContext) -> Iterator[Finding]:
     torch_version = i.torch_version
     release = torch_release(torch_version) if torch_version else None
     if release is None:
+        return
+    by_files = _pypi_verdict(ctx)
+    if by_files is not None:
+        # PyPI's own torch: the release's files decide (torch 1.13.1 has a cp311 wheel for Linux x86_64 only,
+        # outside the 3.7-3.10 its release notes give)
+        if by_files is False:
+            yield from _pypi_wheels(ctx)
         return
     if release_python_ok(release, i.python_minors):
         return
