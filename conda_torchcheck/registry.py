@@ -699,7 +699,15 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.pip_index",
         "pip CUDA torch and the wheel index",
-        variants=("extension_page", "hides_pypi", "mismatch", "missing", "not_offered", "unpinned_extra"),
+        variants=(
+            "extension_page",
+            "hides_pypi",
+            "mismatch",
+            "missing",
+            "not_offered",
+            "page_as_index",
+            "unpinned_extra",
+        ),
     ),
     FindingSpec(
         "TC608",

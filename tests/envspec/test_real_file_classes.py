@@ -525,3 +525,23 @@ def test_a_pip_pin_that_pypis_torch_wheel_refuses():
     assert "TC621" not in _ids(base + "    - triton==2.1.0\n")
     # Windows: the markers leave triton out
     assert "TC621" not in _ids(base.replace("  - pip\n", "  - vc\n  - pip\n") + "    - triton==2.3.0\n")
+
+
+def test_a_page_of_links_given_as_an_index():
+    # blind-i i018: PyG's wheel page as --extra-index-url; pip reads it as a simple index and finds nothing
+    text = (
+        "name: t\nchannels: [conda-forge]\ndependencies:\n  - python=3.10\n  - pip\n  - pip:\n"
+        "    - --extra-index-url https://data.pyg.org/whl/torch-1.13.0+cpu.html\n    - torch==1.13.0\n"
+        "    - torch-scatter==2.1.1+pt113cpu\n"
+    )
+    assert "TC607.page_as_index" in _ids(text)
+    assert "TC607.page_as_index" not in _ids(text.replace("--extra-index-url https", "-f https"))
+
+
+def test_conda_companions_bring_a_conda_pytorch_that_pips_torch_replaces():
+    # blind-i i001: torchvision=0.15.2=py38_cpu depends on conda's pytorch; pip's torch==2.0.0 goes over it
+    text = (
+        "name: t\nchannels:\n  - pytorch\ndependencies:\n  - python=3.8\n  - torchvision=0.15.2=py38_cpu\n"
+        "  - pip\n  - pip:\n    - torch==2.0.0\n"
+    )
+    assert "TC606.conda_dependency" in _ids(text)

@@ -23,6 +23,10 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
     if not conda_names and i.misnamed_torch is None:
         yield from _conda_dependency(ctx)
         return
+    if "pytorch" not in i.deps and i.misnamed_torch is None and "torch" in i.pip:
+        # conda's torchvision / torchaudio builds depend on conda's pytorch: the solve installs one, which pip's torch
+        # then replaces under them (blind-i i001: torchvision=0.15.2=py38_cpu beside pip's torch==2.0.0)
+        yield from _conda_dependency(ctx, companions=True)
     pairs = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
     torch_conda = i.deps.get("pytorch") or i.misnamed_torch
     # one finding per kind for the whole family (torch, torchvision and torchaudio twice are one mistake)
@@ -74,14 +78,17 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
-def _conda_dependency(ctx: RuleContext) -> Iterator[Finding]:
-    """torch from pip, and a conda package that depends on pytorch (pytorch-lightning, torchmetrics ...): the
-    solve installs a conda pytorch for it, then `pip install -U` puts PyPI's torch over conda's files."""
+def _conda_dependency(ctx: RuleContext, *, companions: bool = False) -> Iterator[Finding]:
+    """torch from pip, and a conda package that depends on pytorch (pytorch-lightning, torchmetrics ..., and with
+    ``companions`` conda's own torchvision/torchaudio): the solve installs a conda pytorch for it, then
+    `pip install -U` puts PyPI's torch over conda's files."""
     i = ctx.intent
     item = i.pip.get("torch")
     if item is None:
         return
     needs = set(facts().get("conda_depends_on_pytorch", {}).get("packages", ()))
+    if companions:
+        needs = {"torchvision", "torchaudio"}
     dep = next((d for d in ctx.file.deps if d.name in needs), None)
     if dep is None:
         return

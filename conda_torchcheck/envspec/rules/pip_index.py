@@ -19,8 +19,31 @@ def _carried(name: str) -> bool:
     return name in pip["index_carries"] or name.startswith(tuple(pip["index_carries_prefixes"]))
 
 
+def _page_as_index(ctx: RuleContext) -> Iterator[Finding]:
+    """A page of links (`https://data.pyg.org/whl/torch-1.13.0+cpu.html`, torch_stable.html, an OpenMMLab or DGL
+    index.html/repo.html) given as --index-url / --extra-index-url: pip reads an index URL as a PEP 503 simple index
+    (it asks for `<url>/<project>/`), so nothing on that page is found; a page of links is read with -f."""
+    for item in ctx.file.pip or ():
+        line = item.line
+        if line.kind != "option" or line.option not in ("--index-url", "--extra-index-url") or not line.value:
+            continue
+        url = line.value.split("#", 1)[0].strip().rstrip("/")
+        if not url.lower().endswith((".html", ".htm")):
+            continue
+        yield finding(
+            "TC607",
+            Severity.ERROR,
+            variant="page_as_index",
+            evidence=ev(ctx, entry=at(item)),
+            fixes=[Fix("file", msg("TC607.page_as_index.fix", url=url))],
+            entry=item.text,
+            url=url,
+        )
+
+
 def pip_index(ctx: RuleContext) -> Iterator[Finding]:
     yield from _extensions_without_their_page(ctx)
+    yield from _page_as_index(ctx)
     i = ctx.intent
     if not i.pip:
         return
