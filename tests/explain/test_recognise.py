@@ -585,6 +585,24 @@ CASES = [
         "nvidia-wheel-not-for-platform",
         {"requirement": "nvidia-cudnn-cu12"},
     ),
+    (
+        "  - nothing provides cuda-cudart >=12.1,<12.2 needed by pytorch-cuda-12.1-ha16c6d3_5",
+        "conda-unsatisfiable",
+        {"requirement": "cuda-cudart", "needed_by": "pytorch-cuda-12.1-ha16c6d3_5"},
+    ),
+    (
+        (
+            "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE.\n"
+            "    torch==2.1.0 from https://files.pythonhosted.org/packages/x/torch-2.1.0-cp310-cp310-linux_x86_64.whl:"
+        ),
+        "pip-hash-mismatch",
+        {"requirement": "torch==2.1.0"},
+    ),
+    (
+        "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+        "install-disk-full",
+        {},
+    ),
 ]
 
 
