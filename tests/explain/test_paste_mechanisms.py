@@ -170,3 +170,17 @@ def test_the_path_pip_could_not_write_decides_by_its_length():
 )
 def test_installer_reports_and_bridges(text, first):
     assert explain(text).likely_causes[0] == first
+
+
+FROZEN = (
+    'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+    '  File "PyInstaller\\loader\\pyimod02_importers.py", line 419, in exec_module\n'
+    "OSError: [WinError 126] The specified module could not be found. Error loading "
+    '"C:\\Users\\me\\AppData\\Local\\Temp\\_MEI84722\\torch\\lib\\shm.dll" or one of its dependencies.'
+)
+
+
+def test_a_frozen_apps_bundle_is_read_from_its_paths():
+    assert explain(FROZEN).likely_causes[0] == "frozen-app-missing-dlls"
+    plain = FROZEN.replace("_MEI84722", "venv\\Lib\\site-packages").replace("PyInstaller\\loader\\pyimod02_", "x")
+    assert "frozen-app-missing-dlls" not in explain(plain).likely_causes
