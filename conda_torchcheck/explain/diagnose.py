@@ -298,12 +298,22 @@ def rank_causes(
 
 
 _PINNED_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+)(?:\.\d+)?")
+_EXACT_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+\.\d+)(?![\w.+])")
 
 
 _LOCAL_PIN = re.compile(r"^torch\s*==?=?\s*(\d+\.\d+(?:\.\d+)?)\+(?:cu\d+|rocm[\d.]+)")
 
 
 _WHEEL_PYTHON = re.compile(r"^cp(\d)(\d+)$")
+
+
+#: PyPI's platforms per paste OS ("" = the paste does not say: every major one)
+_PYPI_PLATFORMS = {
+    "windows": ("win_amd64",),
+    "darwin": ("macosx_arm64", "macosx_x86_64"),
+    "linux": ("manylinux_x86_64", "manylinux_aarch64"),
+    "": ("win_amd64", "macosx_arm64", "manylinux_x86_64"),
+}
 
 
 def _release_facts(fields: dict[str, str]) -> dict[str, str]:
@@ -330,10 +340,24 @@ def _release_facts(fields: dict[str, str]) -> dict[str, str]:
     python = fields.get("paste_python")
     if not pinned or not python:
         return out
-    from conda_torchcheck.knowledge import torch_release
+    from conda_torchcheck.knowledge import pypi, torch_release
 
+    minor = ".".join(python.split(".")[:2])
+    # PyPI's records of the release's files first (torch 1.13.1 has a cp311 wheel for Linux x86_64 only, outside the
+    # 3.7-3.10 of its notes): for the paste's OS, else only what holds on every platform
+    platforms = _PYPI_PLATFORMS.get(fields.get("paste_os", ""), _PYPI_PLATFORMS[""])
+    exact = _EXACT_TORCH.match(fields.get("requirement", ""))
+    verdicts = [pypi.has_wheel("torch", exact.group(1), minor, p) for p in platforms] if exact else [None]
+    if None not in verdicts:
+        if all(verdicts) or (any(verdicts) and fields.get("paste_os")):
+            out["python_supported"] = "yes"
+            return out
+        if not any(verdicts):
+            out["python_supported"] = "no"
+            return out
+        return out  # some platforms only, and the paste does not say which OS: undecided
     release = torch_release(pinned.group(1))
-    have = parse_version(".".join(python.split(".")[:2]))
+    have = parse_version(minor)
     if release is None or have is None or not release.python:
         return out
     low, high = (parse_version(v) for v in release.python)

@@ -184,3 +184,19 @@ def test_a_frozen_apps_bundle_is_read_from_its_paths():
     assert explain(FROZEN).likely_causes[0] == "frozen-app-missing-dlls"
     plain = FROZEN.replace("_MEI84722", "venv\\Lib\\site-packages").replace("PyInstaller\\loader\\pyimod02_", "x")
     assert "frozen-app-missing-dlls" not in explain(plain).likely_causes
+
+
+def test_pypis_records_of_a_release_decide_whether_the_python_has_wheels():
+    from conda_torchcheck.explain.diagnose import _release_facts
+
+    # torch 1.13.1: a cp311 wheel for Linux x86_64 only; the paste's OS decides, an unsaid one leaves it open
+    pin = {"requirement": "torch==1.13.1", "paste_python": "3.11"}
+    assert _release_facts({**pin, "paste_os": "linux"}) == {"python_supported": "yes"}
+    assert _release_facts({**pin, "paste_os": "windows"}) == {"python_supported": "no"}
+    assert _release_facts(pin) == {}
+    # uv's "no wheel for the current platform" for a release with wheels for the stated Python: the platform
+    uv = (
+        "uv venv --python 3.12\nerror: Distribution `torch==2.5.1 @ registry+https://pypi.org/simple` can't be "
+        "installed because it doesn't have a source distribution or wheel for the current platform"
+    )
+    assert explain(uv).likely_causes[0] == "platform-without-wheels"
