@@ -603,6 +603,16 @@ CASES = [
         "install-disk-full",
         {},
     ),
+    (
+        "torchvision 0.15.2 requires torch==2.0.1, but you have torch 2.1.0 which is incompatible.",
+        "companion-requires-other-torch",
+        {"package": "torchvision", "needs": "2.0.1", "have_torch": "torch 2.1.0"},
+    ),
+    (
+        "Because torchvision (0.15.2) depends on torch (2.0.1)\n and your project depends on torch (2.1.0)",
+        "companion-requires-other-torch",
+        {"package": "torchvision", "version": "0.15.2", "needs": "2.0.1"},
+    ),
 ]
 
 
