@@ -109,7 +109,8 @@ def _torch_line(path: str, torch: dict[str, Any], lang: str | None) -> str:
 def _intent_summary(intent) -> dict[str, Any]:
     return {
         "source": intent.era,
-        "channel": intent.torch_channel,
+        # the channel the solver takes pytorch from (the first listed one with the release), not only the first listed
+        "channel": intent.torch_supplier or intent.torch_channel,
         "variant": intent.variant,
         "cuda": intent.cuda,
         "version": intent.torch_version,
