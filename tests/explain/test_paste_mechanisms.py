@@ -86,32 +86,6 @@ WSL_CUDNN = (
         (APP_PYTHON, "python-not-supported"),
         (CONDA_NOT_FOUND, "platform-without-wheels"),
         (JOURNALD, "extension-for-other-torch"),
-    ],
-)
-def test_the_first_cause(text, first):
-    assert explain(text).likely_causes[0] == first
-
-
-LONG_PATH = (
-    "ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: "
-    "'C:\\\\Users\\\\someone.else\\\\AppData\\\\Local\\\\Packages\\\\PythonSoftwareFoundation.Python.3.11_qbz5n2kfra8p0"
-    "\\\\LocalCache\\\\local-packages\\\\Python311\\\\site-packages\\\\torch\\\\include\\\\ATen\\\\native\\\\"
-    "transformers\\\\cuda\\\\mem_eff_attention\\\\kernels\\\\cutlassB_bf16_aligned_k65536_dropout_sm80.cu.inl'"
-)
-
-
-def test_the_path_pip_could_not_write_decides_by_its_length():
-    # the path as pip prints it (a Python repr, doubled backslashes) is over 260 characters on disk
-    assert explain(LONG_PATH).likely_causes == ["windows-long-paths"]
-    short = LONG_PATH.replace("PythonSoftwareFoundation.Python.3.11_qbz5n2kfra8p0\\\\LocalCache\\\\", "")
-    assert "windows-long-paths" not in explain(short).likely_causes
-    hint = "HINT: This error might have occurred since this system does not have Windows Long Path support enabled."
-    assert explain(hint).likely_causes == ["windows-long-paths"]
-
-
-@pytest.mark.parametrize(
-    "text, first",
-    [
         # pip's and uv's own conflict reports name the torch the companion was built for
         (
             (
@@ -168,8 +142,25 @@ def test_the_path_pip_could_not_write_decides_by_its_length():
         ),
     ],
 )
-def test_installer_reports_and_bridges(text, first):
+def test_the_first_cause(text, first):
     assert explain(text).likely_causes[0] == first
+
+
+LONG_PATH = (
+    "ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: "
+    "'C:\\\\Users\\\\someone.else\\\\AppData\\\\Local\\\\Packages\\\\PythonSoftwareFoundation.Python.3.11_qbz5n2kfra8p0"
+    "\\\\LocalCache\\\\local-packages\\\\Python311\\\\site-packages\\\\torch\\\\include\\\\ATen\\\\native\\\\"
+    "transformers\\\\cuda\\\\mem_eff_attention\\\\kernels\\\\cutlassB_bf16_aligned_k65536_dropout_sm80.cu.inl'"
+)
+
+
+def test_the_path_pip_could_not_write_decides_by_its_length():
+    # the path as pip prints it (a Python repr, doubled backslashes) is over 260 characters on disk
+    assert explain(LONG_PATH).likely_causes == ["windows-long-paths"]
+    short = LONG_PATH.replace("PythonSoftwareFoundation.Python.3.11_qbz5n2kfra8p0\\\\LocalCache\\\\", "")
+    assert "windows-long-paths" not in explain(short).likely_causes
+    hint = "HINT: This error might have occurred since this system does not have Windows Long Path support enabled."
+    assert explain(hint).likely_causes == ["windows-long-paths"]
 
 
 FROZEN = (
