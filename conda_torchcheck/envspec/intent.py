@@ -410,9 +410,13 @@ class Intent:
             if self.resolution is not None and self.resolution.version:
                 return self.resolution.version
             return dep.spec.minor
+        pip = self.pip.get("torch")
+        if pip is not None and pip.line.exact:
+            # no conda pytorch entry: the torch that ends up installed is pip's, which runs after the solve (over the
+            # conda pytorch that companions alone would bring)
+            return pip.line.exact.split("+", 1)[0]
         if self.resolution is not None and self.resolution.version:
             return self.resolution.version
-        pip = self.pip.get("torch")
         if pip is not None:
             exact = pip.line.exact
             if exact:

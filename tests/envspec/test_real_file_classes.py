@@ -545,3 +545,12 @@ def test_conda_companions_bring_a_conda_pytorch_that_pips_torch_replaces():
         "  - pip\n  - pip:\n    - torch==2.0.0\n"
     )
     assert "TC606.conda_dependency" in _ids(text)
+
+
+def test_the_torch_that_ends_up_installed_is_pips_when_conda_names_only_companions():
+    # blind-i i001: torchvision 0.15.2 (torch 2.0.1's) in conda, torch==2.0.0 from pip: the pair is checked with pip's
+    text = (
+        "name: t\nchannels:\n  - pytorch\ndependencies:\n  - python=3.8\n  - torchvision=0.15.2=py38_cpu\n"
+        "  - pip\n  - pip:\n    - torch==2.0.0\n"
+    )
+    assert "TC608" in _ids(text)
