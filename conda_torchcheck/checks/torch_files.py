@@ -26,14 +26,14 @@ SHOWN = 10
 
 def _python_files(ctx: CheckContext) -> list[tuple[str, int]]:
     """(path, size) of each ``.py`` file torch's RECORD lists, with its size."""
-    from conda_torchcheck.inventory.dists import record_rows
+    from conda_torchcheck.inventory.dists import record_rows_ending
 
     dist = ctx.torch.dist
     assert dist is not None
     site = str(dist.site)
     out = []
-    for path, _digest, size in record_rows(dist.record_path):
-        if path.endswith(".py") and size.isdigit() and not path.startswith(("..", "/")):
+    for path, _digest, size in record_rows_ending(dist.record_path, ".py"):
+        if size.isdigit() and not path.startswith(("..", "/")):
             out.append((os.path.join(site, path), int(size)))
     return out
 

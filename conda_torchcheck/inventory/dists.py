@@ -217,6 +217,38 @@ def _record_rows(path: str, _mtime: int, _size: int) -> tuple[tuple[str, str, st
     return tuple(rows)
 
 
+def record_rows_ending(record_path: Path, suffix: str) -> tuple[tuple[str, str, str], ...]:
+    """The rows of :func:`record_rows` whose path ends with ``suffix`` (``.py``), in the same order, without
+    splitting the other rows: torch's RECORD has 15,000 rows, 2,400 of them ``.py`` files."""
+    try:
+        st = os.stat(record_path)
+    except OSError:
+        return ()
+    return _record_rows_ending(str(record_path), st.st_mtime_ns, st.st_size, suffix)
+
+
+@functools.lru_cache(maxsize=16)
+def _record_rows_ending(path: str, mtime: int, size: int, suffix: str) -> tuple[tuple[str, str, str], ...]:
+    try:
+        text = fs.read_bytes(path).decode("utf-8", errors="replace")
+    except OSError:
+        return ()
+    if suffix not in text:
+        return ()
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if any(c in text for c in _NOT_PLAIN) or not suffix:  # quoted rows or other line breaks: the row parser
+        return tuple(row for row in _record_rows(path, mtime, size) if row[0].endswith(suffix))
+    rows = []
+    # a row whose path ends with the suffix holds it in its line; only those lines are split (from the right:
+    # only the path can hold commas), as record_rows splits every line
+    for line in [line for line in text.split("\n") if suffix in line]:
+        fields = line.rsplit(",", 2)
+        if fields[0].endswith(suffix):
+            rows.append((fields[0], fields[1] if len(fields) > 1 else "", fields[2] if len(fields) > 2 else ""))
+    return tuple(rows)
+
+
 def record_paths(dist: Distribution, *, mentioning: str = "", under: str = "") -> tuple[str, ...]:
     """The path field of each RECORD row, as :func:`record_rows` gives it, without parsing hashes or sizes.
 

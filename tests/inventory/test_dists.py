@@ -69,3 +69,20 @@ def test_record_paths_mentioning_are_all_rows_or_none(tmp_path, text):
 
 def test_record_paths_of_a_missing_record_are_empty(tmp_path):
     assert dists.record_paths(_Dist(tmp_path / "RECORD")) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *UNDER,
+        PLAIN + "torch/x.pyi,h,3\ntorch/y.py\ntorch/z.py,7\ntorch/a,b.py,h,8\ntorch/.py/no.txt,h,9\nw.py,,\n",
+        'torch/a.py,h,1\n"torch/odd,name.py",h,2\nb.py,h,3\n',  # quoted: through csv, its row last
+        "torch/a.py,h,1\r\ntorch/b\x85c.py,h,2\n",
+        "no python here,h,1\n",
+    ],
+)
+def test_record_rows_ending_are_the_row_parsers_rows_of_that_suffix(tmp_path, text):
+    record = tmp_path / "RECORD"
+    record.write_bytes(text.encode("utf-8"))
+    expected = tuple(row for row in dists.record_rows(record) if row[0].endswith(".py"))
+    assert dists.record_rows_ending(record, ".py") == expected
