@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from conda_torchcheck import __version__
 from conda_torchcheck.cli import DEFAULT_VERB, VERBS
 from conda_torchcheck.errors import TorchCheckError
+from conda_torchcheck.render.style import terminal_columns
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -22,20 +23,6 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
         super().__init__(prog, indent_increment, max_help_position, terminal_columns() - 2 if width is None else width)
-
-
-def terminal_columns(fallback: int = 80) -> int:
-    """``shutil.get_terminal_size().columns``: $COLUMNS, else the terminal of stdout, else ``fallback``."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns if columns > 0 else fallback
 
 
 class ArgumentParser(argparse.ArgumentParser):
