@@ -86,3 +86,19 @@ def test_record_rows_ending_are_the_row_parsers_rows_of_that_suffix(tmp_path, te
     record.write_bytes(text.encode("utf-8"))
     expected = tuple(row for row in dists.record_rows(record) if row[0].endswith(".py"))
     assert dists.record_rows_ending(record, ".py") == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a.py,h,1\r\nb.py,h,2\r\n",
+        "a.py,h,1\r\nb.py,h,2\nc.py,h,3\r\n",
+        "a.py,h,1\r\nb.py\rc.py,h,2\r\n",
+        "a.py,h,1\n\r\n",
+    ],
+)
+def test_record_rows_ending_with_windows_and_mixed_line_ends(tmp_path, text):
+    record = tmp_path / "RECORD"
+    record.write_bytes(text.encode("utf-8"))
+    expected = tuple(row for row in dists.record_rows(record) if row[0].endswith(".py"))
+    assert dists.record_rows_ending(record, ".py") == expected
