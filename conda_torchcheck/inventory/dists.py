@@ -235,20 +235,14 @@ def _record_rows_ending(path: str, mtime: int, size: int, suffix: str) -> tuple[
         return ()
     if suffix not in text:
         return ()
-    crlf = text.count("\r\n") if "\r" in text else 0
-    if crlf and text.count("\r") == crlf and text.count("\n") == crlf:
-        lines = text.split("\r\n")  # pip's line ends, and only those: split as they are, not copied first
-    else:
-        if crlf:
-            text = text.replace("\r\n", "\n")
-        lines = None
-    if not suffix or any(c in text for c in _NOT_PLAIN if c != "\r") or (lines is None and "\r" in text):
-        # quoted rows or other line breaks: the row parser
+    if "\r" in text:  # pip's "\r\n" line ends (a lone "\r" then sends the file to the row parser)
+        text = text.replace("\r\n", "\n")
+    if not suffix or any(c in text for c in _NOT_PLAIN):  # quoted rows or other line breaks: the row parser
         return tuple(row for row in _record_rows(path, mtime, size) if row[0].endswith(suffix))
     rows = []
     # a row whose path ends with the suffix holds it in its line; only those lines are split (from the right:
     # only the path can hold commas), as record_rows splits every line
-    for line in [line for line in (text.split("\n") if lines is None else lines) if suffix in line]:
+    for line in [line for line in text.split("\n") if suffix in line]:
         fields = line.rsplit(",", 2)
         if fields[0].endswith(suffix):
             rows.append((fields[0], fields[1] if len(fields) > 1 else "", fields[2] if len(fields) > 2 else ""))
