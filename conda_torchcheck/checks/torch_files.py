@@ -26,12 +26,12 @@ SHOWN = 10
 
 def _python_files(ctx: CheckContext) -> list[tuple[str, int]]:
     """(path, size) of each ``.py`` file torch's RECORD lists, with its size."""
-    from conda_torchcheck.inventory.dists import record_rows_ending
+    from conda_torchcheck.inventory.dists import record_sizes
 
     dist = ctx.torch.dist
     assert dist is not None
     site = str(dist.site)
-    rows = [(path, size) for path, _digest, size in record_rows_ending(dist.record_path, ".py")]
+    rows = record_sizes(dist.record_path, ".py")
     inside = [(path, int(size)) for path, size in rows if size.isdigit() and not path.startswith(("..", "/"))]
     if os.sep == "/":  # os.path.join of a relative path, without a call per file (torch lists 2,400)
         head = os.path.join(site, "")
