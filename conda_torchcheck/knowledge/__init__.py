@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import functools
-import marshal
-import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +11,7 @@ from typing import Any
 from conda_torchcheck.knowledge.version import base_version, cuda_tag_version, release_key
 from conda_torchcheck.knowledge.version import minor_of as minor_of
 from conda_torchcheck.knowledge.version import parse_version as parse_version
+from conda_torchcheck.parsed_copy import read_parsed
 
 
 @functools.cache
@@ -23,57 +21,15 @@ def load(name: str) -> dict[str, Any]:
 
 
 def read_table(path: Path) -> dict[str, Any]:
-    """``path`` parsed as TOML, through a marshal copy of the parsed table kept where Python keeps the
-    package's bytecode (``__pycache__``, or under ``sys.pycache_prefix``) and written the way bytecode is (not
-    under ``-B``/PYTHONDONTWRITEBYTECODE; a folder that cannot be written is no error). The copy holds the
-    table's size and mtime, as a .pyc holds its source's, and is used only while they match: importing tomllib
-    and parsing the tables costs more than the rest of a small ``check`` run's start."""
-    st = os.stat(path)
-    key = (st.st_size, st.st_mtime_ns)
-    cache = _cache_path(path)
-    if cache is not None:
-        try:
-            with open(cache, "rb") as fh:
-                stored, data = marshal.load(fh)
-            if stored == key and isinstance(data, dict):
-                return data
-        except Exception:  # absent, unreadable, cut short or from another layout: parse the table
-            pass
+    """``path`` parsed as TOML, through its parsed copy (conda_torchcheck.parsed_copy): importing tomllib and
+    parsing the tables costs more than the rest of a small ``check`` run's start."""
+    return read_parsed(path, _parse_table)
+
+
+def _parse_table(path: str) -> dict[str, Any]:
     from conda_torchcheck._toml import load_toml_text
 
-    data = load_toml_text(path.read_text(encoding="utf-8"))
-    if cache is not None and not sys.dont_write_bytecode:
-        _write_cache(cache, key, data)
-    return data
-
-
-def _cache_path(path: Path) -> Path | None:
-    """Where the parsed copy of ``path`` lives: beside the package's bytecode (importlib's rule for .pyc)."""
-    tag = sys.implementation.cache_tag
-    if tag is None:
-        return None
-    name = f"{path.name}.{tag}.marshal"
-    if sys.pycache_prefix is not None:
-        head = os.path.splitdrive(os.path.abspath(path.parent))[1]
-        return Path(sys.pycache_prefix, head.lstrip("\\/"), name)
-    return path.parent / "__pycache__" / name
-
-
-def _write_cache(cache: Path, key: tuple[int, int], data: dict[str, Any]) -> None:
-    try:
-        blob = marshal.dumps((key, data))
-    except ValueError:  # a value marshal cannot hold (a TOML date): parsed each time
-        return
-    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(blob)
-        os.replace(tmp, cache)
-    except OSError:  # a read-only install: parsed each time
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+    return load_toml_text(Path(path).read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import pytest
 
 from conda_torchcheck import knowledge
 from conda_torchcheck._toml import load_toml_text
+from conda_torchcheck.parsed_copy import cache_path
 
 TABLES = sorted(Path(knowledge.__file__).parent.glob("*.toml"))
 
@@ -25,8 +26,8 @@ def prefix(tmp_path, monkeypatch):
 def test_every_table_read_through_its_copy_is_the_parsed_table(prefix, table):
     parsed = load_toml_text(table.read_text(encoding="utf-8"))
     assert knowledge.read_table(table) == parsed  # parsed, and the copy written
-    assert knowledge._cache_path(table).is_file()
-    assert knowledge._cache_path(table).is_relative_to(prefix)
+    assert Path(cache_path(table)).is_file()
+    assert Path(cache_path(table)).is_relative_to(prefix)
     assert knowledge.read_table(table) == parsed  # from the copy
 
 
@@ -46,7 +47,7 @@ def test_a_damaged_copy_is_ignored_and_replaced(prefix, tmp_path):
     table = tmp_path / "t.toml"
     table.write_text("x = [1, 2]\n", encoding="utf-8")
     knowledge.read_table(table)
-    copy = knowledge._cache_path(table)
+    copy = Path(cache_path(table))
     for junk in (b"", b"\x00garbage", copy.read_bytes()[:5]):
         copy.write_bytes(junk)
         assert knowledge.read_table(table) == {"x": [1, 2]}
@@ -57,14 +58,14 @@ def test_no_copy_is_written_under_dont_write_bytecode(prefix, tmp_path, monkeypa
     table = tmp_path / "t.toml"
     table.write_text("x = 1\n", encoding="utf-8")
     assert knowledge.read_table(table) == {"x": 1}
-    assert not knowledge._cache_path(table).exists()
+    assert not Path(cache_path(table)).exists()
 
 
 def test_a_value_marshal_cannot_hold_is_parsed_each_time(prefix, tmp_path):
     table = tmp_path / "t.toml"
     table.write_text("when = 2024-01-02\n", encoding="utf-8")
     first = knowledge.read_table(table)
-    assert not knowledge._cache_path(table).exists()
+    assert not Path(cache_path(table)).exists()
     assert knowledge.read_table(table) == first
 
 
