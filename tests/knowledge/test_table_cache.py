@@ -78,3 +78,15 @@ def test_an_unwritable_cache_folder_is_no_error(tmp_path, monkeypatch):
     table.write_text("x = 1\n", encoding="utf-8")
     assert knowledge.read_table(table) == {"x": 1}
     assert sorted(tmp_path.iterdir()) == sorted([blocker, table])
+
+
+def test_every_message_catalog_read_through_its_copy_is_the_parsed_catalog(prefix):
+    from conda_torchcheck import messages
+    from conda_torchcheck.parsed_copy import read_parsed
+
+    for name in messages._catalog_files():
+        parsed = messages._parse_file(name)
+        path = messages._HERE / name
+        assert read_parsed(path, lambda _p, name=name: messages._parse_file(name)) == parsed
+        assert Path(cache_path(path)).is_file()
+        assert read_parsed(path, lambda _p: pytest.fail("parsed again")) == parsed
