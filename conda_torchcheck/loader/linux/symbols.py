@@ -3,10 +3,10 @@ way ld.so does (hash table, then the version of the symbol found)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from conda_torchcheck.binaries.elf import SymbolRef, Symbols, Unreadable, Wanted, gnu_hash, read_symbols
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.loader.linux.engine import LinuxLoad, LoadedObject, LoadStep
 from conda_torchcheck.records import Record
 
@@ -134,7 +134,8 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
 
 
 #: a symbol of torch's own C++ namespaces (a nested name, vtable, typeinfo) or C exports: only torch defines them
-_TORCH_OWN = re.compile(rb"_Z(?:T[VIS])?NK?(?:3c10|2at|5torch|6caffe2)|FLAGS_caffe2|aoti_torch_")
+#: (compiled on first use: only a scope with an assumed library asks; `tree` and most checks never do)
+_TORCH_OWN = LazyPattern(rb"_Z(?:T[VIS])?NK?(?:3c10|2at|5torch|6caffe2)|FLAGS_caffe2|aoti_torch_")  # type: ignore[arg-type]
 
 
 def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> bool:
