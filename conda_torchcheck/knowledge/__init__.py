@@ -34,6 +34,8 @@ def _parse_table(path: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class TorchRelease:
+    """One torch minor release of torch_releases.toml: its companions, Pythons and CUDA builds."""
+
     minor: str
     torchvision: str
     torchaudio: str
