@@ -279,7 +279,9 @@ class _Formats:
             setattr(self, name, layouts[name])
 
 
+@functools.lru_cache(maxsize=4)
 def _formats(bits: int, little: bool) -> _Formats:
+    """The layouts of one class and byte order, made once (a file of each kind costs nine ``struct.Struct``)."""
     e = "<" if little else ">"
     if bits == 64:
         return _Formats(
