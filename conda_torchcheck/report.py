@@ -16,6 +16,8 @@ TORCH_FAMILY_PIP = ("torch", "torchvision", "torchaudio", "triton", "intel-openm
 
 @dataclass
 class Report:
+    """One env's check: the env, the host, torch, the findings and what goes with them."""
+
     env: Environment
     host: HostFacts
     torch: TorchInfo

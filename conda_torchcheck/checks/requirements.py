@@ -74,8 +74,6 @@ def unmet(env: Environment, dist: Distribution) -> list[tuple[str, str, str | No
     A healthy env needs no marker parsing: a requirement is only looked at closely when its distribution is
     missing or its version is outside the specifier (packaging's marker parser costs ~30 ms to import).
     """
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     skip, skip_names = skipped_requirements()
     out = []
     for text in dist.requires:
@@ -87,17 +85,38 @@ def unmet(env: Environment, dist: Distribution) -> list[tuple[str, str, str | No
             continue  # another check's, or an optional extra
         installed = env.dist(name)
         if installed is not None:
-            try:
-                ok = not spec_text or SpecifierSet(spec_text).contains(installed.version, prereleases=True)
-            except InvalidSpecifier:
-                ok = True
-            if ok:
+            if not spec_text or _contains(spec_text, installed.version):
                 continue
         if not _applies(marker, env):
             continue
         requirement = f"{m.group(1)}{spec_text}"
         out.append((requirement, name, installed.version if installed is not None else None))
     return out
+
+
+#: the specifier most requirements are written with (``typing-extensions>=4.10.0``)
+_AT_LEAST = LazyPattern(r">=(\d+(?:\.\d+)*)")
+
+
+def _contains(spec_text: str, version: str) -> bool:
+    """``SpecifierSet(spec_text).contains(version, prereleases=True)``, an invalid specifier counting as met.
+
+    ``>=N.N`` of a version without a local label is answered here as packaging answers it (its fast path is the
+    same comparison of the two parsed versions): importing packaging.specifiers compiles its specifier grammar,
+    a few ms of every run whose torch lists such requirements."""
+    at_least = _AT_LEAST.fullmatch(spec_text)
+    if at_least is not None:
+        from conda_torchcheck.knowledge.version import pep440
+
+        have, floor = pep440(version), pep440(at_least.group(1))
+        if have is not None and floor is not None and have.local is None:
+            return have >= floor
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(spec_text).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        return True
 
 
 def module_on_path(env: Environment, module: str) -> bool:

@@ -7,7 +7,6 @@ destroy the very evidence this tool reports.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -49,9 +48,12 @@ def read_record(path: Path) -> tuple[CondaRecord | None, Problem | None]:
         data = fs.parse_json(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         return None, Problem("conda-meta-json", path, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})")
-    except json.JSONDecodeError as exc:
-        return None, Problem("conda-meta-json", path, f"invalid JSON: {exc.msg} (line {exc.lineno})")
-    except ValueError as exc:  # past what a real record holds: huge numbers, NaN/Infinity, deep nesting
+    except ValueError as exc:
+        from json import JSONDecodeError  # json is imported only where there is JSON to read (not in a venv)
+
+        if isinstance(exc, JSONDecodeError):
+            return None, Problem("conda-meta-json", path, f"invalid JSON: {exc.msg} (line {exc.lineno})")
+        # past what a real record holds: huge numbers, NaN/Infinity, deep nesting
         return None, Problem("conda-meta-json", path, f"invalid JSON: {exc}")
     if not isinstance(data, dict):
         return None, Problem("conda-meta-json", path, "the file does not hold a JSON object")

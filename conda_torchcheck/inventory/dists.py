@@ -217,6 +217,61 @@ def _record_rows(path: str, _mtime: int, _size: int) -> tuple[tuple[str, str, st
     return tuple(rows)
 
 
+#: what sends a RECORD to the row parser: a quoted field (csv), or a line break other than "\n" and "\r\n"
+#: (splitlines knows more); each looked for with ``in``, many times faster on a 1.5 MB RECORD than a character class
+_NOT_PLAIN = ('"', "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def record_sizes(record_path: Path, suffix: str) -> tuple[tuple[str, str], ...]:
+    """(path, size) of the rows of :func:`record_rows` whose path ends with ``suffix`` (``.py``) and whose size
+    field is not empty, in the same order, found without decoding or splitting the other rows: torch's RECORD
+    has 15,000 rows, 2,400 of them ``.py`` files."""
+    try:
+        st = os.stat(record_path)
+    except OSError:
+        return ()
+    return _record_sizes(str(record_path), st.st_mtime_ns, st.st_size, suffix)
+
+
+#: what sends a RECORD to the row parser, as UTF-8 bytes: _NOT_PLAIN but "\r" (a "\r" not before "\n" does),
+#: each with its first byte (searched for first: one byte is found at memchr's speed, a sequence is not)
+_NOT_PLAIN_BYTES = tuple((c.encode("utf-8")[:1], c.encode("utf-8")) for c in _NOT_PLAIN if c != "\r")
+
+
+@functools.lru_cache(maxsize=16)
+def _record_sizes(path: str, mtime: int, size: int, suffix: str) -> tuple[tuple[str, str], ...]:
+    try:
+        raw = fs.read_bytes(path)
+    except OSError:
+        return ()
+    needle = suffix.encode("utf-8") + b","
+    if needle not in raw:  # a row with a size has two commas after its path, so the line holds the needle
+        return ()
+    if (
+        not suffix
+        or any(lead in raw and c in raw for lead, c in _NOT_PLAIN_BYTES)
+        or (b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"))
+    ):  # quoted rows or other line breaks: the row parser
+        rows = _record_rows(path, mtime, size)
+        return tuple((row[0], row[2]) for row in rows if row[0].endswith(suffix) and row[2])
+    out = []
+    # each line holding the needle, found and decoded alone (UTF-8 decodes line by line as it decodes the whole:
+    # "\n" and "," are never inside a character), split from the right as record_rows splits every line
+    find, rfind = raw.find, raw.rfind
+    at = find(needle)
+    while at >= 0:
+        start = rfind(b"\n", 0, at) + 1
+        end = find(b"\n", at)
+        if end < 0:
+            end = len(raw)
+        line = raw[start : end - 1 if raw[end - 1 : end] == b"\r" else end]
+        fields = line.rsplit(b",", 2)
+        if len(fields) == 3 and fields[2] and fields[0].endswith(needle[:-1]):
+            out.append((fields[0].decode("utf-8", errors="replace"), fields[2].decode("utf-8", errors="replace")))
+        at = find(needle, end)
+    return tuple(out)
+
+
 def record_paths(dist: Distribution, *, mentioning: str = "", under: str = "") -> tuple[str, ...]:
     """The path field of each RECORD row, as :func:`record_rows` gives it, without parsing hashes or sizes.
 
@@ -231,11 +286,6 @@ def record_paths(dist: Distribution, *, mentioning: str = "", under: str = "") -
     except OSError:
         return ()
     return _record_paths(str(dist.record_path), st.st_mtime_ns, st.st_size, mentioning, under)
-
-
-#: what sends a RECORD to the row parser: a quoted field (csv), or a line break other than "\n" and "\r\n"
-#: (splitlines knows more); each looked for with ``in``, many times faster on a 1.5 MB RECORD than a character class
-_NOT_PLAIN = ('"', "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 @functools.lru_cache(maxsize=16)

@@ -18,6 +18,8 @@ Layout = Literal["conda", "pixi", "venv", "system", "embedded", "store"]
 
 @dataclass(frozen=True)
 class PythonInfo:
+    """The env's interpreter: where it is, its version and architecture, as the inventory read them."""
+
     executable: Path | None
     version: str | None  # "3.11.9" when known, else "3.11"
     arch: str | None  # x86_64, x86, arm64 (Windows) / aarch64 (Linux)
@@ -44,6 +46,8 @@ class PythonInfo:
 
 @dataclass(frozen=True)
 class PathEntry:
+    """One file of a conda record's ``paths_data``."""
+
     path: str  # relative to the prefix, forward slashes, as conda writes it
     sha256: str | None = None
     size: int | None = None
@@ -159,6 +163,8 @@ class Distribution:
 
 @dataclass(frozen=True)
 class SiteDir:
+    """A folder Python imports packages from, and how it gets on the path."""
+
     path: Path
     kind: str  # "env", "user", "pythonpath", "pth"
     active: bool = True  # the user site of a venv is not active, for example
@@ -176,6 +182,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class Environment:
+    """What the inventory read of one env: layout, interpreter, conda records, distributions, site folders."""
+
     prefix: Path
     os: OS
     #: conda subdir style (win-64, win-arm64, win-32, linux-64, linux-aarch64, osx-arm64 ...) when the env's

@@ -8,20 +8,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conda_torchcheck._toml import load_toml_text
 from conda_torchcheck.knowledge.version import base_version, cuda_tag_version, release_key
 from conda_torchcheck.knowledge.version import minor_of as minor_of
 from conda_torchcheck.knowledge.version import parse_version as parse_version
+from conda_torchcheck.parsed_copy import read_parsed
 
 
 @functools.cache
 def load(name: str) -> dict[str, Any]:
     """The parsed table ``<name>.toml``."""
-    return load_toml_text((Path(__file__).resolve().parent / f"{name}.toml").read_text(encoding="utf-8"))
+    return read_table(Path(__file__).resolve().parent / f"{name}.toml")
+
+
+def read_table(path: Path) -> dict[str, Any]:
+    """``path`` parsed as TOML, through its parsed copy (conda_torchcheck.parsed_copy): importing tomllib and
+    parsing the tables costs more than the rest of a small ``check`` run's start."""
+    return read_parsed(path, _parse_table)
+
+
+def _parse_table(path: str) -> dict[str, Any]:
+    from conda_torchcheck._toml import load_toml_text
+
+    return load_toml_text(Path(path).read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
 class TorchRelease:
+    """One torch minor release of torch_releases.toml: its companions, Pythons and CUDA builds."""
+
     minor: str
     torchvision: str
     torchaudio: str

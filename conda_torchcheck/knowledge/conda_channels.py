@@ -27,6 +27,8 @@ class PytorchChannel:
 
 @dataclass(frozen=True)
 class CondaForgeCuda:
+    """The CUDA versions conda-forge builds pytorch for, by platform."""
+
     by_platform: dict[str, tuple[str, ...]]
     win64_since: str
     source: str = "[FS]"

@@ -35,6 +35,14 @@ def parse_version(text: str | None) -> Version | None:
             return None
 
 
+def pep440(text: str) -> Version | None:
+    """``text`` as a PEP 440 version, None if it is not one (no fallback: for what pip itself compares)."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
 def release_key(version: str) -> tuple[int, ...]:
     """The leading all-digit dotted parts, the local part dropped: ``2.6.0.dev20241112`` -> (2, 6, 0),
     ``0.1.6.post22`` -> (0, 1, 6), ``2.5.1+cu121`` -> (2, 5, 1), ``1.10`` -> (1, 10)."""

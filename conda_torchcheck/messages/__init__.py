@@ -240,6 +240,13 @@ def _read_catalog_subset(text: str) -> dict[str, Any] | None:
 
 @functools.cache
 def _load_file(name: str) -> dict[str, dict[str, str]]:
+    """The messages of catalog file ``name``, flat (key -> {language: template}), through its parsed copy."""
+    from conda_torchcheck.parsed_copy import read_parsed
+
+    return read_parsed(_HERE / name, lambda _path: _parse_file(name))
+
+
+def _parse_file(name: str) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     text = _read_text(name)
     data = _read_catalog_subset(text)

@@ -31,3 +31,17 @@ def paint(text: str, style: str, enabled: bool) -> str:
     if not enabled or style not in CODES:
         return text
     return f"\033[{CODES[style]}m{text}\033[0m"
+
+
+def terminal_columns(fallback: int = 80) -> int:
+    """``shutil.get_terminal_size().columns``: $COLUMNS, else the terminal of stdout, else ``fallback``."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else fallback

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import shutil
 import textwrap
 import unicodedata
 from typing import Any
 
 from conda_torchcheck.findings import Finding, Severity
 from conda_torchcheck.messages import translate
-from conda_torchcheck.render.style import paint
+from conda_torchcheck.render.style import paint, terminal_columns
 from conda_torchcheck.report import Report
 
 _STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
@@ -25,7 +24,7 @@ VERBOSE_EVIDENCE = frozenset({"lookup_scope"})
 
 def width() -> int:
     """The terminal's width (COLUMNS, then the terminal itself, else WIDTH), never narrower than 40."""
-    return max(40, shutil.get_terminal_size((WIDTH, 24)).columns)
+    return max(40, terminal_columns(WIDTH))
 
 
 def wrap(text: str, indent: str, hang: str | None = None) -> list[str]:

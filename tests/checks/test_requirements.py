@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conda_torchcheck.checks import run_checks
 from conda_torchcheck.checks.context import CheckContext
 from conda_torchcheck.inventory import load_environment
@@ -91,3 +93,37 @@ def test_module_present_without_metadata_does_not_fail_the_import(make_env):
     (b.site_packages / "typing_extensions.py").write_text("# copied without metadata\n", encoding="utf-8")
     [f] = tc209(b.prefix)
     assert (f.severity.value, f.title.key) == ("warning", "TC209.later.title")
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ">=4.10.0",
+        ">=4.10",
+        ">=4",
+        ">=1!0",
+        ">=4.10.0,<5",
+        "==4.10.*",
+        "~=4.10",
+        ">4.10.0",
+        "<=4.10.0",
+        ">=4.10.0rc1",
+        ">= 4.10",
+        ">=x",
+    ],
+)
+@pytest.mark.parametrize(
+    "version",
+    ["4.10.0", "4.9.9", "4.11.0rc1", "4.10.0rc1", "4.10.0.dev1", "4.10.0.post1", "4.10.0+local", "4.9+local", "1!0.1",
+     "not a version", "4.10.0.0"],
+)  # fmt: skip
+def test_specifier_containment_is_packagings(spec, version):
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from conda_torchcheck.checks.requirements import _contains
+
+    try:
+        expected = SpecifierSet(spec).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        expected = True
+    assert _contains(spec, version) == expected

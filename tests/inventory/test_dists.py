@@ -69,3 +69,55 @@ def test_record_paths_mentioning_are_all_rows_or_none(tmp_path, text):
 
 def test_record_paths_of_a_missing_record_are_empty(tmp_path):
     assert dists.record_paths(_Dist(tmp_path / "RECORD")) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *UNDER,
+        PLAIN + "torch/x.pyi,h,3\ntorch/y.py\ntorch/z.py,7\ntorch/a,b.py,h,8\ntorch/.py/no.txt,h,9\nw.py,,\n",
+        'torch/a.py,h,1\n"torch/odd,name.py",h,2\nb.py,h,3\n',  # quoted: through csv, its row last
+        "torch/a.py,h,1\r\ntorch/b\x85c.py,h,2\n",
+        "no python here,h,1\n",
+        "torch/\u00e9t\u00e9.py,h,12\ntorch/\u4e2d.py,h,\u00b2\n\ufefffirst.py,h,1\n",
+        "a.py,h,1\r\nb.py,h,2",  # no line end after the last row
+        "x.py,h,1\n\u0085y.py,h,2\n",  # a NEL: through the row parser
+    ],
+)
+def test_record_sizes_are_the_row_parsers_rows_of_that_suffix(tmp_path, text):
+    record = tmp_path / "RECORD"
+    record.write_bytes(text.encode("utf-8"))
+    expected = tuple((row[0], row[2]) for row in dists.record_rows(record) if row[0].endswith(".py") and row[2])
+    assert dists.record_sizes(record, ".py") == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a.py,h,1\r\nb.py,h,2\r\n",
+        "a.py,h,1\r\nb.py,h,2\nc.py,h,3\r\n",
+        "a.py,h,1\r\nb.py\rc.py,h,2\r\n",
+        "a.py,h,1\n\r\n",
+    ],
+)
+def test_record_sizes_with_windows_and_mixed_line_ends(tmp_path, text):
+    record = tmp_path / "RECORD"
+    record.write_bytes(text.encode("utf-8"))
+    expected = tuple((row[0], row[2]) for row in dists.record_rows(record) if row[0].endswith(".py") and row[2])
+    assert dists.record_sizes(record, ".py") == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"torch/\xff\xfe.py,h,1\nb.py,h,2\n",
+        b"a\xe2.py,h,1\r\n\xc2.py,h,\xc2\n",
+        b"\xe2\x80\n.py,h,1\n",
+        b"x.py,h,1\n\xe2\x80\xa8",
+    ],
+)
+def test_record_sizes_of_undecodable_bytes_are_the_row_parsers(tmp_path, raw):
+    record = tmp_path / "RECORD"
+    record.write_bytes(raw)
+    expected = tuple((row[0], row[2]) for row in dists.record_rows(record) if row[0].endswith(".py") and row[2])
+    assert dists.record_sizes(record, ".py") == expected

@@ -53,19 +53,51 @@ from conda_torchcheck.loader.linux.search import (
     LinuxSearch,
     search_context,
 )
-from conda_torchcheck.loader.linux.symbols import SymbolMiss, check_symbols, symbols_of
-from conda_torchcheck.loader.linux.torch_plan import (
-    TorchLoadPlan,
-    build_torch_graph,
-    cuda_preload_candidates,
-    find_c_module,
-    mark_symbol_misses,
-    report_facts,
-    simulate_torch_import,
-    torch_load,
-    torch_load_plan,
-    torch_symbol_misses,
-)
+
+# the symbol check and torch's import plan are imported when first asked for: `tree FILE` needs neither
+_LAZY = {
+    "SymbolMiss": "symbols",
+    "check_symbols": "symbols",
+    "symbols_of": "symbols",
+    "TorchLoadPlan": "torch_plan",
+    "build_torch_graph": "torch_plan",
+    "cuda_preload_candidates": "torch_plan",
+    "find_c_module": "torch_plan",
+    "mark_symbol_misses": "torch_plan",
+    "report_facts": "torch_plan",
+    "simulate_torch_import": "torch_plan",
+    "torch_load": "torch_plan",
+    "torch_load_plan": "torch_plan",
+    "torch_symbol_misses": "torch_plan",
+}
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from conda_torchcheck.loader.linux.symbols import SymbolMiss, check_symbols, symbols_of
+    from conda_torchcheck.loader.linux.torch_plan import (
+        TorchLoadPlan,
+        build_torch_graph,
+        cuda_preload_candidates,
+        find_c_module,
+        mark_symbol_misses,
+        report_facts,
+        simulate_torch_import,
+        torch_load,
+        torch_load_plan,
+        torch_symbol_misses,
+    )
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ASSUMED_SYSTEM",

@@ -3,10 +3,10 @@ way ld.so does (hash table, then the version of the symbol found)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from conda_torchcheck.binaries.elf import SymbolRef, Symbols, Unreadable, Wanted, gnu_hash, read_symbols
+from conda_torchcheck.lazy_re import LazyPattern
 from conda_torchcheck.loader.linux.engine import LinuxLoad, LoadedObject, LoadStep
 from conda_torchcheck.records import Record
 
@@ -67,17 +67,18 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
             if obj not in scope:
                 scope.append(obj)
         if not step.failed:
-            wanted: dict[tuple[bytes, str | None], list[LoadedObject]] = {}
+            # each new object's references, gathered at C speed; who asked for one is found again only for
+            # the few that a check needs it for (a miss, a reference judged against an assumed library)
+            required: list[tuple[LoadedObject, dict[tuple[bytes, str | None], None]]] = []
             for obj in step.new_objects:
                 syms = symbols_of(obj)
                 if isinstance(syms, Symbols):
-                    for key in syms.required():
-                        owners = wanted.get(key)
-                        if owners is None:
-                            wanted[key] = [obj]
-                        else:
-                            owners.append(obj)
-            remaining = set(wanted)
+                    required.append((obj, syms.required()))
+            remaining = set().union(*(keys for _obj, keys in required))
+
+            def wanted(key: tuple[bytes, str | None], required=required) -> list[LoadedObject]:
+                return [obj for obj, keys in required if key in keys]
+
             if python_unknown:
                 remaining = {k for k in remaining if not k[0].startswith(_PYTHON_API)}
             assumed = {d.name for o in scope for d in o.module.dependencies if d.resolution and d.resolution.assumed}
@@ -89,18 +90,19 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
                 remaining = {
                     k
                     for k in remaining
-                    if _TORCH_OWN.match(k[0]) or all(_versioned_from_known(o, k[0], assumed) for o in wanted[k])
+                    if _TORCH_OWN.match(k[0]) or all(_versioned_from_known(o, k[0], assumed) for o in wanted(k))
                 }
             unhashed = {name for name, _version in remaining if name not in hashes}
             hashes.update(zip(unhashed, map(gnu_hash, unhashed)))
-            pending: dict[int, list[Wanted]] = {}
-            for name, version in remaining:
-                h = hashes[name]
-                entries = pending.get(h | 1)
-                if entries is None:
-                    pending[h | 1] = [(name, version, h)]
-                else:
-                    entries.append((name, version, h))
+            asked = [(name, version, hashes[name]) for name, version in remaining]
+            pending: dict[int, list[Wanted]] = {entry[2] | 1: [entry] for entry in asked}
+            if len(pending) < len(asked):  # names of one hash (bit 0 aside): each list holds all of them, in order
+                lost: dict[int, list[Wanted]] = {}
+                for entry in asked:
+                    if pending[entry[2] | 1][0] is not entry:
+                        lost.setdefault(entry[2] | 1, []).append(entry)
+                for key, entries in lost.items():
+                    pending[key] = entries + pending[key]
             for obj in scope:
                 if not pending:
                     break
@@ -108,13 +110,14 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
                 if isinstance(syms, Symbols):
                     for entry in syms.defined_among(pending):
                         entries = pending[entry[2] | 1]
-                        entries.remove(entry)
-                        if not entries:
+                        if len(entries) == 1:
                             del pending[entry[2] | 1]
+                        else:
+                            entries.remove(entry)
             remaining = {(n, v) for entries in pending.values() for n, v, _h in entries}
             scope_paths = tuple(o.path for o in scope)
             for name, version in sorted(remaining, key=lambda k: (k[0], k[1] or "")):
-                for obj in wanted[(name, version)]:
+                for obj in wanted((name, version)):
                     syms = symbols_of(obj)
                     ref = SymbolRef(*syms.ref_of(name, version, any_version=False))  # type: ignore[union-attr,misc]
                     misses.append(
@@ -131,7 +134,8 @@ def check_symbols(load: LinuxLoad, steps: Iterable[LoadStep] | None = None) -> l
 
 
 #: a symbol of torch's own C++ namespaces (a nested name, vtable, typeinfo) or C exports: only torch defines them
-_TORCH_OWN = re.compile(rb"_Z(?:T[VIS])?NK?(?:3c10|2at|5torch|6caffe2)|FLAGS_caffe2|aoti_torch_")
+#: (compiled on first use: only a scope with an assumed library asks; `tree` and most checks never do)
+_TORCH_OWN = LazyPattern(rb"_Z(?:T[VIS])?NK?(?:3c10|2at|5torch|6caffe2)|FLAGS_caffe2|aoti_torch_")  # type: ignore[arg-type]
 
 
 def _versioned_from_known(obj: LoadedObject, name: bytes, assumed: set[str]) -> bool:
