@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -11,6 +12,7 @@ from importlib import resources
 from typing import Any
 
 from conda_torchcheck._toml import load_toml_text
+from conda_torchcheck.lazy_re import LazyPattern
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 _REASON_MACRO = re.compile(r"\{reason:(\w+)\}")
@@ -326,10 +328,10 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
             refs.append(
                 CauseRef(
                     cause=entry["id"],
-                    when={k: re.compile(v, re.IGNORECASE) for k, v in entry.get("when", {}).items()},
+                    when={k: LazyPattern(v, re.IGNORECASE) for k, v in entry.get("when", {}).items()},
                     hints=tuple(entry.get("hints", ())),
                     soft=bool(entry.get("soft", False)),
-                    unless={k: re.compile(v, re.IGNORECASE) for k, v in entry.get("unless", {}).items()},
+                    unless={k: LazyPattern(v, re.IGNORECASE) for k, v in entry.get("unless", {}).items()},
                     hint_only=bool(entry.get("hint_only", False)),
                 )
             )
@@ -433,6 +435,22 @@ def area_texts() -> dict[str, str]:
     return {area: folder.joinpath(f"{area}.toml").read_text(encoding="utf-8") for area in AREAS}
 
 
+def _parsed_areas() -> list[dict[str, Any]]:
+    """Each area file parsed, through its marshal copy beside the bytecode (parsed_copy) where the package is a
+    folder of files; read and parsed otherwise (a zip)."""
+    from conda_torchcheck.parsed_copy import read_parsed
+
+    folder = resources.files(__package__).joinpath("error_patterns")
+    out = []
+    for area in AREAS:
+        entry = folder.joinpath(f"{area}.toml")
+        if isinstance(entry, os.PathLike):
+            out.append(read_parsed(entry, lambda path: load_toml_text(open(path, encoding="utf-8").read())))
+        else:
+            out.append(load_toml_text(entry.read_text(encoding="utf-8")))
+    return out
+
+
 @functools.cache
 def table() -> PatternTable:
-    return parse_table(merge_areas(load_toml_text(text) for text in area_texts().values()))
+    return parse_table(merge_areas(_parsed_areas()))
