@@ -191,3 +191,13 @@ def test_pypis_records_of_a_release_decide_whether_the_python_has_wheels():
         "installed because it doesn't have a source distribution or wheel for the current platform"
     )
     assert explain(uv).likely_causes[0] == "platform-without-wheels"
+
+
+def test_a_native_crash_beside_an_openmp_package_and_a_told_import_order():
+    mac = "macOS 14 arm64\nimport lightgbm, torch\nzsh: segmentation fault  python repro.py"
+    assert explain(mac).likely_causes[:2] == ["other-package-openmp", "two-openmp-macos"]
+    told = (
+        "Importing torch or mitsuba alone works fine.\n>>> import torch\n>>> import mitsuba\n"
+        "ImportError: DLL load failed: The specified procedure could not be found."
+    )
+    assert explain(told).likely_causes[0] == "dll-preloaded-by-other-package"

@@ -613,6 +613,7 @@ CASES = [
         "companion-requires-other-torch",
         {"package": "torchvision", "version": "0.15.2", "needs": "2.0.1"},
     ),
+    ("import lightgbm, torch\nzsh: segmentation fault  python repro.py", "segfault-told", {}),
 ]
 
 
