@@ -201,3 +201,11 @@ def test_a_native_crash_beside_an_openmp_package_and_a_told_import_order():
         "ImportError: DLL load failed: The specified procedure could not be found."
     )
     assert explain(told).likely_causes[0] == "dll-preloaded-by-other-package"
+
+
+def test_visible_devices_narrowed_and_torch_1_13s_mps_wording():
+    narrowed = "export CUDA_VISIBLE_DEVICES=1\n>>> torch.cuda.is_available()\nFalse"
+    assert explain(narrowed).likely_causes[0] == "cuda-visible-devices-hides-gpus"
+    assert explain(narrowed.replace("=1", "=0")).likely_causes[0] != "cuda-visible-devices-hides-gpus"
+    old = "NotImplementedError: The operator 'aten::_index_put_impl_' is not current implemented for the MPS device."
+    assert explain(old).likely_causes == ["mps-op-not-implemented"]

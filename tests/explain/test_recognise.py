@@ -614,6 +614,7 @@ CASES = [
         {"package": "torchvision", "version": "0.15.2", "needs": "2.0.1"},
     ),
     ("import lightgbm, torch\nzsh: segmentation fault  python repro.py", "segfault-told", {}),
+    ("$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch", "nvml-driver-mismatch", {}),
 ]
 
 
