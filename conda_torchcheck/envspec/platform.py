@@ -40,6 +40,10 @@ def file_oses(file: EnvFile) -> frozenset[str]:
             weak.add(os_)
     for subdir in _lock_platforms(file):
         strong.update(os_ for os_ in OSES if subdir in table["subdir"][os_])
+    pip_names = {(item.line.name or "").lower() for item in file.pip or ()}
+    for os_, listed in table.get("pip_packages", {}).items():
+        if pip_names & set(listed):
+            strong.add(os_)
     for item in file.pip or ():
         wheel = item.line.wheel
         if wheel is not None:

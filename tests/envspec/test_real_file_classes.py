@@ -554,3 +554,24 @@ def test_the_torch_that_ends_up_installed_is_pips_when_conda_names_only_companio
         "  - pip\n  - pip:\n    - torch==2.0.0\n"
     )
     assert "TC608" in _ids(text)
+
+
+def test_conda_forges_metapackage_alone_is_the_unpinned_torch():
+    # blind-j j022: `pytorch-gpu` with no version and no pytorch entry
+    text = "name: t\nchannels:\n  - conda-forge\ndependencies:\n  - pytorch-gpu\n  - torchvision\n"
+    assert "TC611" in _ids(text)
+    assert "TC611" not in _ids(text.replace("pytorch-gpu", "pytorch-gpu=2.5.1"))
+
+
+def test_windows_only_pip_packages_say_the_file_is_for_windows():
+    from conda_torchcheck.envspec.parse import parse_text
+    from conda_torchcheck.envspec.platform import file_oses
+
+    text = "name: t\ndependencies:\n  - python=3.7\n  - pip\n  - pip:\n    - pycaw\n"
+    assert file_oses(parse_text(text, "environment.yml")) == {"win"}
+
+
+def test_a_channel_order_finding_names_the_channels_key_line():
+    text = "name: t\nchannels:\n  - conda-forge\n  - pytorch\ndependencies:\n  - pytorch\n  - pytorch-cuda=11.8\n"
+    [f] = [f for f in fix(text).findings_before if f.title.key == "TC602.pytorch.title"]
+    assert f.evidence["channels"][0] == {"line": 2, "key": "channels"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -60,8 +61,20 @@ def ev(ctx: RuleContext, **extra: Any) -> dict[str, Any]:
     return {"file": ctx.file.path, **extra}
 
 
+_CHANNELS_KEY = re.compile(r"^channels\s*:")
+
+
 def channels_ev(ctx: RuleContext) -> list[dict[str, Any]]:
-    return [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or ()]
+    """The channel items, led by the ``channels:`` key's own line: a finding about the order or the mix is about the
+    list as a whole."""
+    items: list[dict[str, Any]] = [{"line": c.where.line, "channel": c.text} for c in ctx.file.channels or ()]
+    first = min((c["line"] for c in items), default=None)
+    for number, line in enumerate(ctx.file.text.splitlines(), 1):
+        if first is not None and number > first:
+            break
+        if _CHANNELS_KEY.match(line):
+            return [{"line": number, "key": "channels"}, *items]
+    return items
 
 
 def defaults_first(i: Intent) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterator
 
@@ -26,7 +25,7 @@ def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
             "TC603",
             Severity.INFO,
             variant="mixed",
-            evidence=ev(ctx, channels=_channels_with_key(ctx)),
+            evidence=ev(ctx, channels=channels_ev(ctx)),
             fixes=[ctx.rewrite_fix("TC603.mixed.fix")]
             if i.era == "conda-forge" and not wants_pytorch_channel(i)
             else [Fix("file", msg("TC603.mixed.fix_manual"))],
@@ -45,7 +44,7 @@ def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
         "TC603",
         Severity.INFO,
         variant="missing",
-        evidence=ev(ctx, channels=_channels_with_key(ctx)),
+        evidence=ev(ctx, channels=channels_ev(ctx)),
         fixes=[ctx.rewrite_fix("TC603.missing.fix")]
         if has_base
         else [
@@ -59,21 +58,6 @@ def nodefaults(ctx: RuleContext) -> Iterator[Finding]:
             )
         ],
     )
-
-
-_CHANNELS_KEY = re.compile(r"^channels\s*:")
-
-
-def _channels_with_key(ctx: RuleContext) -> list[dict[str, object]]:
-    """The channel items, led by the ``channels:`` key's own line: the note is about the list as a whole."""
-    items = channels_ev(ctx)
-    first = min((c["line"] for c in items), default=None)
-    for number, line in enumerate(ctx.file.text.splitlines(), 1):
-        if first is not None and number > first:
-            break
-        if _CHANNELS_KEY.match(line):
-            return [{"line": number, "key": "channels"}, *items]
-    return items
 
 
 RULE = Rule.declared(__name__, nodefaults)

@@ -43,6 +43,12 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
         if name != "pytorch" and conda_pytorch:
             continue
         conda_loose.append(dep)
+    if "pytorch" not in i.deps and i.misnamed_torch is None and i.era != "pytorch":
+        # conda-forge's metapackage standing for pytorch (`pytorch-gpu` alone): unpinned, so is the torch it brings
+        # (on the pytorch channel `pytorch-cpu` was 1.0-1.1's CPU package itself, another reading)
+        meta = next((i.deps[n] for n in ("pytorch-gpu", "pytorch-cpu") if n in i.deps), None)
+        if meta is not None and meta.spec is not None and meta.spec.version in (None, "*"):
+            conda_loose.append(meta)
     pip_loose: list[PipItem] = []
     for name in PIP_TORCH:
         item = i.pip.get(name)
