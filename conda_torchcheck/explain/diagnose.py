@@ -217,6 +217,7 @@ _MESSAGE_FIELDS = (
     "length",
     "cudatoolkit_from",
     "needs",
+    "range",
 )
 
 

@@ -209,3 +209,13 @@ def test_visible_devices_narrowed_and_torch_1_13s_mps_wording():
     assert explain(narrowed.replace("=1", "=0")).likely_causes[0] != "cuda-visible-devices-hides-gpus"
     old = "NotImplementedError: The operator 'aten::_index_put_impl_' is not current implemented for the MPS device."
     assert explain(old).likely_causes == ["mps-op-not-implemented"]
+
+
+def test_classic_condas_conflict_chain_and_autocasts_warning():
+    chain = (
+        "UnsatisfiableError: The following specifications were found to be in conflict:\n  - cudatoolkit 10.1*\n"
+        "  - pytorch 1.0.1* -> cudatoolkit >=10.0.130,<10.1.0a0\n"
+    )
+    assert explain(chain).likely_causes[0] == "conda-cuda-libs-mismatch"
+    autocast = "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling"
+    assert explain(autocast).diagnoses[0].match.pattern_id == "cuda-not-available"
