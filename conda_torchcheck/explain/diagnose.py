@@ -308,15 +308,6 @@ _LOCAL_PIN = re.compile(r"^torch\s*==?=?\s*(\d+\.\d+(?:\.\d+)?)\+(?:cu\d+|rocm[\
 _WHEEL_PYTHON = re.compile(r"^cp(\d)(\d+)$")
 
 
-#: PyPI's platforms per paste OS ("" = the paste does not say: every major one)
-_PYPI_PLATFORMS = {
-    "windows": ("win_amd64",),
-    "darwin": ("macosx_arm64", "macosx_x86_64"),
-    "linux": ("manylinux_x86_64", "manylinux_aarch64"),
-    "": ("win_amd64", "macosx_arm64", "manylinux_x86_64"),
-}
-
-
 def _release_facts(fields: dict[str, str]) -> dict[str, str]:
     """What the release tables and pip's own list say about the torch a requirement pins:
     ``python_supported`` = yes / no (torch 1.9.1 has no wheels for Python 3.10; knowledge/torch_releases);
@@ -346,7 +337,8 @@ def _release_facts(fields: dict[str, str]) -> dict[str, str]:
     minor = ".".join(python.split(".")[:2])
     # PyPI's records of the release's files first (torch 1.13.1 has a cp311 wheel for Linux x86_64 only, outside the
     # 3.7-3.10 of its notes): for the paste's OS, else only what holds on every platform
-    platforms = _PYPI_PLATFORMS.get(fields.get("paste_os", ""), _PYPI_PLATFORMS[""])
+    # the paste's OS, else the main platform of each (what must hold everywhere when the paste does not say)
+    platforms = pypi.os_platforms(fields.get("paste_os", "")) or ("win_amd64", "macosx_arm64", "manylinux_x86_64")
     exact = _EXACT_TORCH.match(fields.get("requirement", ""))
     verdicts = [pypi.has_wheel("torch", exact.group(1), minor, p) for p in platforms] if exact else [None]
     if None not in verdicts:

@@ -29,6 +29,20 @@ CONDA_SUBDIRS = {
     "win-arm64": "win_arm64",
 }
 
+#: the platforms torch publishes wheels for on each OS, by the names the envspec rules ("win", "osx") and explain's
+#: paste facts ("windows", "darwin") give the OS
+_OS_PLATFORMS = {
+    "win": ("win_amd64",),
+    "osx": ("macosx_arm64", "macosx_x86_64"),
+    "linux": ("manylinux_x86_64", "manylinux_aarch64"),
+}
+_OS_ALIASES = {"windows": "win", "darwin": "osx", "macos": "osx"}
+
+
+def os_platforms(os_name: str) -> tuple[str, ...]:
+    """The wheel platforms of an OS ("win" / "windows", "osx" / "darwin" / "macos", "linux"); () for another."""
+    return _OS_PLATFORMS.get(_OS_ALIASES.get(os_name, os_name), ())
+
 
 @dataclass(frozen=True)
 class PypiRelease:

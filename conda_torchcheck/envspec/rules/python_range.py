@@ -40,17 +40,11 @@ def _wheel_python(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-_PYPI_PLATFORMS = {
-    "win": ("win_amd64",),
-    "osx": ("macosx_arm64", "macosx_x86_64"),
-    "linux": ("manylinux_x86_64", "manylinux_aarch64"),
-}
-
-
 def _pypi_platforms(ctx: RuleContext) -> list[str | None]:
     from conda_torchcheck.envspec.platform import file_oses
+    from conda_torchcheck.knowledge import pypi
 
-    return [p for os_ in sorted(file_oses(ctx.file)) for p in _PYPI_PLATFORMS.get(os_, ())] or [None]
+    return [p for os_ in sorted(file_oses(ctx.file)) for p in pypi.os_platforms(os_)] or [None]
 
 
 def _pypi_verdict(ctx: RuleContext) -> bool | None:
