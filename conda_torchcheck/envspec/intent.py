@@ -452,21 +452,22 @@ def _torch_channel(file: EnvFile, deps: dict[str, CondaDep]) -> tuple[str | None
     return None, None
 
 
-def _torch_supplier(file: EnvFile, deps: dict[str, CondaDep], channel: str | None, how: str | None) -> str | None:
-    """The channel conda would really take pytorch from. The first listed publisher is what the file
-    means; the solver (conda's default, flexible, channel priority) takes the first listed channel that has
-    a build the entry allows: conda-forge listed first has no pytorch 2.1.1, so the pytorch channel after it
-    supplies `pytorch=2.1.1` (under strict priority that solve fails; TC602 says so)."""
+def _torch_supplier(
+    file: EnvFile, deps: dict[str, CondaDep], channel: str | None, how: str | None, platforms: tuple[str, ...]
+) -> tuple[str | None, bool | None]:
+    """The channel conda would really take pytorch from, and whether its records show it has the release. The
+    first listed publisher is what the file means; the solver (conda's default, flexible, channel priority) takes
+    the first listed channel that has a build the entry allows: conda-forge listed first has no pytorch 2.1.1, so
+    the pytorch channel after it supplies `pytorch=2.1.1` (under strict priority that solve fails; TC602 says so)."""
     if how != "order":
-        return channel
-    from conda_torchcheck.envspec.platform import file_oses, subdirs
-
+        return channel, None
     torch = deps.get("pytorch")
-    platforms = subdirs(file_oses(file))
     for listed in file.channel_names:
-        if listed in PYTORCH_PUBLISHERS and channel_has_pytorch(listed, torch, platforms) is not False:
-            return listed
-    return channel
+        if listed in PYTORCH_PUBLISHERS:
+            has = channel_has_pytorch(listed, torch, platforms)
+            if has is not False:
+                return listed, has
+    return channel, None
 
 
 def channel_has_pytorch(channel: str | None, torch: CondaDep | None, platforms: tuple[str, ...] = ()) -> bool | None:
@@ -687,13 +688,12 @@ def analyse(file: EnvFile) -> Intent:
     torch_dep = deps.get("pytorch") or misnamed
     channel, how = _torch_channel(file, deps)
     has_conda = any(n in deps for n in (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch")) or misnamed
-    supplier = _torch_supplier(file, deps, channel, how)
+    from conda_torchcheck.envspec.platform import file_oses, subdirs
+
+    supplier, known = _torch_supplier(file, deps, channel, how, subdirs(file_oses(file)))
     if has_conda:
         # the era is the builder of the torch the solver installs: conda-forge listed first without the pinned
         # release hands pytorch to the pytorch channel after it (the intended channel stays torch_channel)
-        from conda_torchcheck.envspec.platform import file_oses, subdirs
-
-        known = channel_has_pytorch(supplier, deps.get("pytorch"), subdirs(file_oses(file)))
         era = _era(supplier if supplier != channel and known else channel)
     elif pip:
         era = "pip"
