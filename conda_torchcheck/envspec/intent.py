@@ -366,6 +366,7 @@ class Intent:
     torch_channel: str | None  # the channel that supplies conda pytorch
     torch_channel_how: str | None  # "prefix", "order", None
     torch_supplier: str | None  # the channel the solver takes pytorch from (records of each channel's releases)
+    oses: frozenset[str]  # the OSes the file is for ("win", "osx", "linux"; empty: it does not say), platform.py
     era: str | None  # "pytorch", "conda-forge", "defaults", "other", "unknown", "pip", None (no torch)
     variant: str | None  # "cuda", "cpu", "conflict", None
     variant_signals: tuple[tuple[str, str], ...]  # (variant, evidence)
@@ -423,6 +424,16 @@ class Intent:
                 return exact.split("+", 1)[0]
             return minor_of_spec(pip.line.version_spec.lstrip("=")) if pip.line.version_spec.startswith("==") else None
         return None
+
+    @property
+    def pypi_torch(self) -> str | None:
+        """The exact release of PyPI's own torch the file installs (a plain `torch==X` in the pip section, no
+        local tag, no torch index, no conda torch), whose files and requirements PyPI's records hold; else None."""
+        torch = self.pip.get("torch")
+        exact = torch.line.exact if torch is not None else None
+        if not exact or "+" in exact or self.indexes or self.has_conda_torch:
+            return None
+        return exact
 
     @property
     def nodefaults(self) -> bool:
@@ -690,7 +701,8 @@ def analyse(file: EnvFile) -> Intent:
     has_conda = any(n in deps for n in (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch")) or misnamed
     from conda_torchcheck.envspec.platform import file_oses, subdirs
 
-    supplier, known = _torch_supplier(file, deps, channel, how, subdirs(file_oses(file)))
+    oses = file_oses(file)
+    supplier, known = _torch_supplier(file, deps, channel, how, subdirs(oses))
     if has_conda:
         # the era is the builder of the torch the solver installs: conda-forge listed first without the pinned
         # release hands pytorch to the pytorch channel after it (the intended channel stays torch_channel)
@@ -723,6 +735,7 @@ def analyse(file: EnvFile) -> Intent:
         torch_channel=channel,
         torch_channel_how=how,
         torch_supplier=supplier,
+        oses=oses,
         era=era,
         variant=variant,
         variant_signals=tuple(signals),

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from conda_torchcheck.envspec.history import release
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.matchspec import version_key
-from conda_torchcheck.envspec.platform import file_oses
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge import conda_channels
@@ -38,17 +37,13 @@ def _listed(ctx: RuleContext, channel: str) -> bool:
     )
 
 
-def windows_file(ctx: RuleContext) -> bool:
-    return "win" in file_oses(ctx.file)
-
-
 def _pypi_windows(ctx: RuleContext) -> Iterator[Finding]:
     """pip's plain torch on Windows: PyPI's win_amd64 wheels are the CPU build."""
     i = ctx.intent
     torch = i.pip.get("torch")
     if torch is None or i.has_conda_torch or torch.line.url or torch.line.local_tag or i.indexes:
         return
-    if any(v == "cpu" for v, _ in i.variant_signals) or not windows_file(ctx):
+    if any(v == "cpu" for v, _ in i.variant_signals) or "win" not in i.oses:
         return
     signal = _gpu_intent(ctx, include_cudatoolkit=True)
     if signal is None:

@@ -69,7 +69,6 @@ def pip_torch_cuda(ctx: RuleContext) -> tuple[str, str] | None:
     line); None when the file does not decide (no exact pin, the all-variants find-links page, a Windows file,
     whose PyPI wheels TC617 covers)."""
     from conda_torchcheck.envspec.matchspec import cuda_of_tag
-    from conda_torchcheck.envspec.rules.cpu_build_silent import windows_file
     from conda_torchcheck.knowledge import releases
 
     item = ctx.intent.pip.get("torch")
@@ -84,7 +83,7 @@ def pip_torch_cuda(ctx: RuleContext) -> tuple[str, str] | None:
         if tags:
             tag, how = next(iter(tags)), "index"
         else:
-            if windows_file(ctx):
+            if "win" in ctx.intent.oses:
                 return None
             tag, how = releases.pypi_default_cuda(item.line.exact.split("+", 1)[0]), "pypi"
     if tag == "cpu":

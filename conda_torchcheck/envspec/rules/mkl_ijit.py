@@ -9,7 +9,6 @@ from conda_torchcheck.builders import builder_of
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.matchspec import version_key
 from conda_torchcheck.envspec.parse import CondaDep
-from conda_torchcheck.envspec.platform import file_oses
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.knowledge.conda_channels import pytorch_channel
@@ -34,7 +33,7 @@ def _allows(dep: CondaDep | None, bad_from: str) -> bool:
 
 def _linux_file(ctx: RuleContext) -> bool:
     """The breakage is Linux's (dynamic MKL on linux-64); a file that says it is for another OS is left out."""
-    return not (file_oses(ctx.file) - {"linux"})
+    return not (ctx.intent.oses - {"linux"})
 
 
 def mkl_ijit(ctx: RuleContext) -> Iterator[Finding]:

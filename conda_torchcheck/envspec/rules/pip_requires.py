@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.platform import file_oses
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -25,13 +24,13 @@ def pip_requires(ctx: RuleContext) -> Iterator[Finding]:
     from conda_torchcheck.knowledge.version import parse_version
 
     i = ctx.intent
-    torch = i.pip.get("torch")
-    if torch is None or not torch.line.exact or "+" in torch.line.exact or i.indexes or i.has_conda_torch:
+    version = i.pypi_torch
+    if version is None:
         return  # PyPI's own torch only: the torch index's +cuXXX wheels carry other requirements
-    oses = file_oses(ctx.file)
-    if oses and "linux" not in oses:
+    if i.oses and "linux" not in i.oses:
         return  # the markers leave these requirements out on Windows and macOS
-    row = pypi.release("torch", torch.line.exact)
+    torch = i.pip["torch"]
+    row = pypi.release("torch", version)
     if row is None or not row.requires:
         return
     wanted = {name: (spec, marker) for name, spec, marker in row.requires if name != "torch"}
@@ -41,13 +40,13 @@ def pip_requires(ctx: RuleContext) -> Iterator[Finding]:
         if name not in wanted or not pinned:
             continue
         spec, marker = wanted[name]
-        version = parse_version(pinned)
-        if version is None:
+        have = parse_version(pinned)
+        if have is None:
             continue
         try:
             if marker and not Marker(marker).evaluate({**_LINUX_X86_64, "python_version": _python(i)}):
                 continue
-            if SpecifierSet(spec).contains(version, prereleases=True):
+            if SpecifierSet(spec).contains(have, prereleases=True):
                 continue
         except (InvalidMarker, InvalidSpecifier):
             continue
@@ -55,9 +54,9 @@ def pip_requires(ctx: RuleContext) -> Iterator[Finding]:
             "TC621",
             Severity.ERROR,
             evidence=ev(ctx, torch=at(torch), entry=at(item), torch_requires=f"{name}{spec}", source=row.requires_from),
-            fixes=[Fix("file", msg("TC621.fix", package=name, spec=spec, torch=torch.line.exact))],
+            fixes=[Fix("file", msg("TC621.fix", package=name, spec=spec, torch=version))],
             entry=item.text,
-            torch=torch.line.exact,
+            torch=version,
             requires=f"{name}{spec}",
         )
 

@@ -41,10 +41,9 @@ def _wheel_python(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _pypi_platforms(ctx: RuleContext) -> list[str | None]:
-    from conda_torchcheck.envspec.platform import file_oses
     from conda_torchcheck.knowledge import pypi
 
-    return [p for os_ in sorted(file_oses(ctx.file)) for p in pypi.os_platforms(os_)] or [None]
+    return [p for os_ in sorted(ctx.intent.oses) for p in pypi.os_platforms(os_)] or [None]
 
 
 def _pypi_verdict(ctx: RuleContext) -> bool | None:
@@ -53,11 +52,11 @@ def _pypi_verdict(ctx: RuleContext) -> bool | None:
     from conda_torchcheck.knowledge import pypi
 
     i = ctx.intent
-    torch = i.pip.get("torch")
-    if torch is None or not torch.line.exact or "+" in torch.line.exact or i.indexes or i.has_conda_torch:
+    version = i.pypi_torch
+    if version is None:
         return None
     verdicts = [
-        pypi.has_wheel("torch", torch.line.exact, minor, plat)
+        pypi.has_wheel("torch", version, minor, plat)
         for minor in i.python_minors or ()
         for plat in _pypi_platforms(ctx)
     ]
@@ -69,13 +68,12 @@ def _pypi_verdict(ctx: RuleContext) -> bool | None:
 def _pypi_wheels(ctx: RuleContext) -> Iterator[Finding]:
     """No wheel of PyPI's torch release for any Python the file allows on the OS it is for, by PyPI's records of
     that release's files."""
-    from conda_torchcheck.envspec.platform import file_oses
     from conda_torchcheck.knowledge import pypi
 
     i = ctx.intent
     torch = i.pip["torch"]
-    version = torch.line.exact or ""
-    oses = file_oses(ctx.file)
+    version = i.pypi_torch or ""
+    oses = i.oses
     platforms = _pypi_platforms(ctx)
     row = pypi.release("torch", version)
     have = sorted({t for p in platforms for t in (row.wheels.get(p, ()) if row and p else row.pythons if row else ())})
