@@ -19,6 +19,7 @@ import functools
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 WINDOWS, LINUX, DARWIN = ("windows",), ("linux",), ("darwin",)
 ALL_OS = ("windows", "linux", "darwin")
@@ -66,11 +67,12 @@ class FindingSpec:
         *,
         variants: tuple[str, ...] = (),
         platforms: tuple[str, ...] | None = None,
-        note: bool = False,
+        note: bool | tuple[str, ...] = False,
     ) -> None:
         self.id = id
         #: a note about the file's upkeep, not a problem of its torch: reported after the findings, apart from them
-        #: (JSON ``notes``), never counted among them and never outranking one (issue 23: channel hygiene)
+        #: (JSON ``notes``), never counted among them and never outranking one (issue 23: channel hygiene). True
+        #: for every variant, or the variants that are notes (a spare CUDA copy torch never loads: TC613.pip)
         self.note = note
         #: the usual severity; a check may raise or lower it for one env (the docs page says when)
         self.severity = severity
@@ -78,6 +80,10 @@ class FindingSpec:
         self.summary = summary
         self.variants = variants
         self._platforms = platforms
+
+    def is_note(self, variant: str | None) -> bool:
+        """Whether a finding of this id (and message variant) is reported as a note."""
+        return self.note is True or (isinstance(self.note, tuple) and variant in self.note)
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -738,6 +744,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "envspec.cudatoolkit",
         "cudatoolkit where the torch uses something else",
         variants=("conda_forge", "conda_forge_cuda11", "pip", "pytorch", "redundant"),
+        note=("pip",),
     ),
     FindingSpec(
         "TC614",
@@ -771,7 +778,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         WARNING,
         "envspec.file_keys",
         "conda refuses or ignores part of the file",
-        variants=("ignored_key", "bad_name", "reserved_name", "empty_item"),
+        variants=("ignored_key", "bad_name", "reserved_name", "empty_item", "empty_pip_item"),
     ),
     FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),
     FindingSpec("TC620", WARNING, "envspec.exact_python", "`python==X.Y` matches only Python X.Y.0"),
@@ -836,6 +843,17 @@ def _by_name() -> dict[str, Emitter]:
 def spec(finding_id: str) -> FindingSpec | None:
     """The registry entry of ``finding_id`` (``TC301``), None for an id the tool never prints."""
     return _by_id().get(finding_id.strip().upper())
+
+
+def is_note(f: Any) -> bool:
+    """Whether finding ``f`` is reported as a note; its variant is read from its title's catalog key
+    (``TC613.pip.title``)."""
+    entry = spec(f.id)
+    if entry is None or entry.note is False:
+        return False
+    key = getattr(f.title, "key", "") or ""
+    parts = key.split(".")
+    return entry.is_note(parts[1] if len(parts) == 3 else None)
 
 
 def emitter(name: str) -> Emitter:

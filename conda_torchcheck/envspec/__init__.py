@@ -107,6 +107,11 @@ def _torch_line(path: str, torch: dict[str, Any], lang: str | None) -> str:
 
 
 def _intent_summary(intent) -> dict[str, Any]:
+    if intent.era not in (None, "pip") and "pytorch" not in intent.deps and intent.misnamed_torch is None:
+        pip = intent.pip.get("torch")
+        if pip is not None and pip.line.exact:
+            # the torch that ends up installed is pip's, put over whatever conda pytorch the companions brought
+            return {"source": "pip", "channel": None, "variant": None, "cuda": None, "version": pip.line.exact}
     return {
         "source": intent.era,
         # the channel the solver takes pytorch from (the first listed one with the release), not only the first listed
@@ -124,8 +129,8 @@ def check_file(file, *, command: str = "conda-torchcheck") -> CheckResult:
 
     intent = analyse(file)
     found = rules_check(file, command=command)
-    notes = [f for f in found if registry.spec(f.id).note]
-    findings = [f for f in found if not registry.spec(f.id).note]
+    notes = [f for f in found if registry.is_note(f)]
+    findings = [f for f in found if not registry.is_note(f)]
     return CheckResult(file.path, findings, _intent_summary(intent), intent.has_torch, notes=notes)
 
 

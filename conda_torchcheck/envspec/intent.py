@@ -157,6 +157,20 @@ def _install_page_companion(package: str, torch_version: str) -> str | None:
     return exact[-1] if exact else None
 
 
+def declared_pair(package: str, companion_version: str, torch_version: str) -> bool | None:
+    """What the companion release itself declares: torchvision 0.8.1's wheels require ``torch==1.7.0`` (PyPI's
+    METADATA; its conda builds depend on the same pytorch), so it pairs with 1.7.0 although the install page
+    names 0.8.0. None when the release or its exact torch requirement is not recorded."""
+    if len(companion_version.split(".")) < 3 or len(torch_version.split("+", 1)[0].split(".")) < 3:
+        return None
+    from conda_torchcheck.knowledge import pypi
+
+    declared = pypi.pinned_requirement(package, companion_version, "torch")
+    if not declared or not declared.startswith("==") or "," in declared or "*" in declared:
+        return None
+    return version_key(declared[2:]) == version_key(torch_version.split("+", 1)[0])
+
+
 def companion_ok(package: str, torch_version: str, companion_version: str) -> bool | None:
     """Does torchvision/torchaudio ``companion_version`` (a version or a minor) pair with torch ``torch_version``?"""
     release = torch_release(torch_version)
@@ -164,6 +178,9 @@ def companion_ok(package: str, torch_version: str, companion_version: str) -> bo
         return None
     if pure_python_companion(package, companion_version):
         return True
+    declared = declared_pair(package, companion_version, torch_version)
+    if declared is not None:
+        return declared
     want_minor, want_exact = companion_for(package, torch_version)
     have_minor = ".".join(companion_version.split(".")[:2])
     if package == "torchaudio":
@@ -385,6 +402,12 @@ class Intent:
         return any(n in self.deps for n in (*CONDA_TORCH, *SELECTORS, *CONDA_FORGE_SELECTORS, "libtorch"))
 
     @property
+    def installs_conda_torch(self) -> bool:
+        """A conda package that installs torch itself: a selector alone (pytorch-mutex, cpuonly, pytorch-cuda: an
+        export's leftovers beside a pip torch) installs no torch."""
+        return any(n in self.deps for n in (*CONDA_TORCH, *CONDA_FORGE_SELECTORS, "libtorch"))
+
+    @property
     def has_pip_torch(self) -> bool:
         return any(n in self.pip for n in PIP_TORCH)
 
@@ -473,6 +496,12 @@ def _torch_supplier(
     if how != "order":
         return channel, None
     torch = deps.get("pytorch")
+    if torch is not None and torch.spec is not None and build_builder(torch.spec.build) == "pytorch":
+        # a build string only the pytorch channel has (`py3.7_cuda11.0.221_cudnn8.0.3_0`): no other listed channel
+        # can supply it, whichever comes first (an export of a mirror's pkgs/main listed before its cloud/pytorch)
+        for listed in file.channel_names:
+            if listed in PYTORCH_PUBLISHERS and builder_of(listed) == PYTORCH:
+                return listed, True
     for listed in file.channel_names:
         if listed in PYTORCH_PUBLISHERS:
             has = channel_has_pytorch(listed, torch, platforms)
@@ -656,6 +685,8 @@ def resolve_pytorch_channel(
                 verdict = dep.spec.allows(conda_exact)
             if verdict is False and exact is not None and minor is not None:
                 verdict = dep.spec.allows(f"{minor}.0") if dep.spec.minor == minor and not dep.spec.exact else False
+            if verdict is False and dep.spec.exact:
+                verdict = declared_pair(name, dep.spec.exact, version) is True
             if verdict is False:
                 blocked.append(name)
                 companions_ok = False

@@ -118,9 +118,19 @@ class EnvFile:
     other_dep_items: tuple[int, ...] = ()
     #: lines of empty dependency items (`- ` or `- # comment`): conda env create fails on them (TC618 says so)
     empty_dep_lines: tuple[int, ...] = ()
+    #: lines of empty items in the pip list: conda writes them into pip's requirements file and fails (TypeError)
+    empty_pip_lines: tuple[int, ...] = ()
     pip_index: int | None = None  # position of the {pip: [...]} item in dependencies
     uses_aliases: bool = False
     root: Any = field(default=None, compare=False, repr=False)
+
+    def pip_item(self, index: int) -> PipItem:
+        """The pip item at position ``index`` of the YAML pip list (its ``PipItem.index``: an empty item skipped
+        before it leaves a gap, so the position is not the tuple's)."""
+        for item in self.pip or ():
+            if item.index == index:
+                return item
+        raise KeyError(index)
 
     @property
     def channel_names(self) -> tuple[str, ...]:
@@ -340,6 +350,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
     pip_where_line = 0
     others: list[int] = []
     empty: list[int] = []
+    empty_pip: list[int] = []
     node = values.get("dependencies")
     has_deps = node is not None
     if node is not None and _kind(node) != "empty":
@@ -367,10 +378,19 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
                     if _kind(pip_node) == "empty":
                         pip = ()
                     else:
-                        pip = tuple(
-                            PipItem(str(n.value), parse_pip_line(str(n.value)), i, Where.of(n))
-                            for i, n in enumerate(_strings(pip_node, path, "pip"))
-                        )
+                        if _kind(pip_node) != "list":
+                            raise _type_error(path, pip_node, "pip", "list")
+                        items = []
+                        for i, n in enumerate(pip_node.value):
+                            if _kind(n) == "empty":
+                                # `- # av==14.4.0`: a null item; conda hands it to pip's requirements file and
+                                # stops with a TypeError (TC618 says so); the rest is still checked
+                                empty_pip.append(n.start_mark.line + 1)
+                                continue
+                            if _kind(n) != "string":
+                                raise _type_error(path, n, "pip", "string_item")
+                            items.append(PipItem(str(n.value), parse_pip_line(str(n.value)), i, Where.of(n)))
+                        pip = tuple(items)
                 else:
                     others.append(index)
             elif kind == "empty":
@@ -392,6 +412,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
         has_dependencies=has_deps,
         other_dep_items=tuple(others),
         empty_dep_lines=tuple(empty),
+        empty_pip_lines=tuple(empty_pip),
         pip_index=pip_index,
         uses_aliases=aliased,
         root=root,

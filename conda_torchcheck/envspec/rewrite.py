@@ -889,7 +889,7 @@ def _move_companions_to_conda(st: _State, deps: list[Entry], out: list[Entry]) -
     for e in list(out):
         if e.origin is None:
             continue
-        item = file.pip[e.origin]
+        item = file.pip_item(e.origin)
         line = item.line
         if line.kind != "requirement" or line.name not in ("torchvision", "torchaudio") or line.url or line.marker:
             continue
@@ -960,13 +960,13 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
     for e in out:
         if e.origin is None:
             continue
-        line = file.pip[e.origin].line
+        line = file.pip_item(e.origin).line
         if line.kind == "requirement" and line.name:
             reqs[line.name] = e
     if inst is not None:
         for name, e in reqs.items():
             pkg = inst.pip.get(name)
-            line = file.pip[e.origin].line  # type: ignore[index]
+            line = file.pip_item(e.origin).line  # type: ignore[arg-type]
             if pkg is None:
                 if line.url is None:
                     st.unresolved.append(_reason("not_installed", entry=e.text, prefix=inst.prefix))
@@ -979,7 +979,7 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
                     e.text,
                     new,
                     _reason("pin_installed", prefix=inst.prefix, version=pkg.version),
-                    file.pip[e.origin].where.line,
+                    file.pip_item(e.origin).where.line,
                 )  # type: ignore[index]
                 e.text = new
         torch_pkg = inst.pip.get("torch")
@@ -987,13 +987,13 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
             torch_tag = torch_pkg.version.split("+", 1)[1].lower()
     else:
         torch_entry = reqs.get("torch")
-        torch_line = file.pip[torch_entry.origin].line if torch_entry is not None else None  # type: ignore[index]
+        torch_line = file.pip_item(torch_entry.origin).line if torch_entry is not None else None  # type: ignore[index]
         torch_exact = torch_line.exact.split("+", 1)[0] if torch_line is not None and torch_line.exact else None
         for name in ("torchvision", "torchaudio"):
             e = reqs.get(name)
             if e is None or torch_exact is None or torch_release(torch_exact) is None:
                 continue
-            line = file.pip[e.origin].line  # type: ignore[index]
+            line = file.pip_item(e.origin).line  # type: ignore[arg-type]
             if line.url:
                 continue
             have = line.exact.split("+", 1)[0] if line.exact else None
@@ -1017,7 +1017,7 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
                         e.text,
                         new,
                         _reason("pin_companion", package=name, version=want, torch=torch_exact),
-                        file.pip[e.origin].where.line,
+                        file.pip_item(e.origin).where.line,
                     )  # type: ignore[index]
                     e.text = new
         # the torch the pip companions pair with after the fix: the pip torch kept, else the conda one (a pip
@@ -1050,11 +1050,11 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
                     torch_tag = item.line.local_tag
                     break
     existing = [
-        (e, file.pip[e.origin], torch_index(file.pip[e.origin].line.value))
+        (e, file.pip_item(e.origin), torch_index(file.pip_item(e.origin).line.value))
         for e in out
         if e.origin is not None
-        and file.pip[e.origin].line.kind == "option"
-        and file.pip[e.origin].line.option in ("--index-url", "--extra-index-url", "--find-links")
+        and file.pip_item(e.origin).line.kind == "option"
+        and file.pip_item(e.origin).line.option in ("--index-url", "--extra-index-url", "--find-links")
     ]
     existing = [(e, item, idx) for e, item, idx in existing if idx is not None]
     if torch_tag is None:
@@ -1063,20 +1063,23 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
                 torch_tag = idx.tag
                 break
     has_torch_req = any(
-        file.pip[e.origin].line.kind == "requirement"
-        and file.pip[e.origin].line.name in ("torch", "torchvision", "torchaudio")
+        file.pip_item(e.origin).line.kind == "requirement"
+        and file.pip_item(e.origin).line.name in ("torch", "torchvision", "torchaudio")
         for e in out
         if e.origin is not None
     )
     if not has_torch_req:
         return out
     non_family = [
-        file.pip[e.origin]
+        file.pip_item(e.origin)
         for e in out
         if e.origin is not None
         and (
-            file.pip[e.origin].line.kind == "other"
-            or (file.pip[e.origin].line.kind == "requirement" and not _carried(file.pip[e.origin].line.name or ""))
+            file.pip_item(e.origin).line.kind == "other"
+            or (
+                file.pip_item(e.origin).line.kind == "requirement"
+                and not _carried(file.pip_item(e.origin).line.name or "")
+            )
         )
     ]
     # a PyPI mirror given with -i/--index-url stays the main index: the torch index can only be an extra one
@@ -1084,15 +1087,15 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
         e
         for e in out
         if e.origin is not None
-        and file.pip[e.origin].line.kind == "option"
-        and file.pip[e.origin].line.option == "--index-url"
-        and torch_index(file.pip[e.origin].line.value) is None
+        and file.pip_item(e.origin).line.kind == "option"
+        and file.pip_item(e.origin).line.option == "--index-url"
+        and torch_index(file.pip_item(e.origin).line.value) is None
     ]
     # PyPI given back as an extra index (`--extra-index-url https://pypi.org/simple`): the torch index may stay main
     pypi_extra = any(
-        file.pip[e.origin].line.kind == "option"
-        and file.pip[e.origin].line.option == "--extra-index-url"
-        and torch_index(file.pip[e.origin].line.value) is None
+        file.pip_item(e.origin).line.kind == "option"
+        and file.pip_item(e.origin).line.option == "--extra-index-url"
+        and torch_index(file.pip_item(e.origin).line.value) is None
         for e in out
         if e.origin is not None
     )
@@ -1134,13 +1137,13 @@ def _plan_pip(st: _State, deps: list[Entry]) -> list[Entry] | None:
                 _demote_index(st, e, item, idx, non_family)
     if any(x[2].tag and x[2].tag.startswith("cu") for x in existing) or (torch_tag or "").startswith("cu"):
         loose = [
-            file.pip[e.origin]
+            file.pip_item(e.origin)
             for e in out
             if e.origin is not None
-            and file.pip[e.origin].line.kind == "requirement"
-            and file.pip[e.origin].line.name in ("torch",)
+            and file.pip_item(e.origin).line.kind == "requirement"
+            and file.pip_item(e.origin).line.name in ("torch",)
             and not parse_pip_line(e.text).exact
-            and not file.pip[e.origin].line.url
+            and not file.pip_item(e.origin).line.url
         ]
         if loose and not main_ok:
             st.unresolved.append(_reason("pip_unpinned_extra", entry=loose[0].text))

@@ -575,3 +575,60 @@ def test_a_channel_order_finding_names_the_channels_key_line():
     text = "name: t\nchannels:\n  - conda-forge\n  - pytorch\ndependencies:\n  - pytorch\n  - pytorch-cuda=11.8\n"
     [f] = [f for f in fix(text).findings_before if f.title.key == "TC602.pytorch.title"]
     assert f.evidence["channels"][0] == {"line": 2, "key": "channels"}
+
+
+def test_a_selector_left_by_an_export_installs_no_conda_torch_beside_pips():
+    # blind-d d010: pytorch-mutex=1.0=cpu and cudatoolkit=11.8 are leftovers; torch is pip's 2.4.0+cu121
+    text = (
+        "name: t\nchannels:\n  - pytorch\n  - defaults\ndependencies:\n  - cudatoolkit=11.8.0=h6a678d5_0\n"
+        "  - pytorch-mutex=1.0=cpu\n  - pip\n  - pip:\n    - --extra-index-url https://download.pytorch.org/whl/cu121\n"
+        "    - torch==2.4.0+cu121\n"
+    )
+    result = check_text(text)
+    assert "TC613.pytorch" not in keys(result.findings)
+    # a spare CUDA copy nothing in torch loads: a note, not a finding
+    assert "TC613.pip" in keys(result.notes) and "TC613.pip" not in keys(result.findings)
+    assert result.torch["source"] == "pip" and result.torch["version"] == "2.4.0+cu121"
+
+
+def test_every_conda_companion_that_brings_a_conda_pytorch_is_named():
+    # blind-d d028: torchaudio and torchvision both pull pytorch 1.8.1 under pip's torch 2.4.1
+    text = (
+        "name: t\nchannels:\n  - pytorch\ndependencies:\n  - cudatoolkit=10.1.243=h6bb024c_0\n"
+        "  - torchaudio=0.8.1=py38\n  - torchvision=0.9.1=py38_cu101\n  - pip\n  - pip:\n    - torch==2.4.1\n"
+    )
+    [f] = [f for f in fix(text).findings_before if f.title.key == "TC606.conda_dependency.title"]
+    assert [e["line"] for e in f.evidence["conda"]] == [6, 7]
+    # cudatoolkit is the selector of the pytorch 1.8.1 the companions bring, not a stray copy beside pip's 2.4.1
+    assert "TC613.pytorch" not in _ids(text)
+
+
+def test_a_companion_pairs_with_the_torch_its_own_release_requires():
+    # blind-d d033: torchvision 0.8.1 requires torch==1.7.0 (the install page names 0.8.0 for 1.7.0)
+    from conda_torchcheck.envspec.intent import companion_ok, declared_pair
+
+    assert declared_pair("torchvision", "0.8.1", "1.7.0") is True
+    assert declared_pair("torchvision", "0.8.1", "1.7.1") is False
+    assert companion_ok("torchvision", "1.7.0", "0.8.1") is True
+    text = (
+        "name: t\nchannels:\n  - https://mirror.tuna.tsinghua.edu.cn/anaconda/pkgs/main\n"
+        "  - https://mirror.tuna.tsinghua.edu.cn/anaconda/cloud/pytorch\ndependencies:\n  - python=3.7\n"
+        "  - pytorch=1.7.0=py3.7_cuda11.0.221_cudnn8.0.3_0\n  - torchvision=0.8.1=py37_cu110\n"
+    )
+    result = fix(text)
+    assert not any("frozen pytorch channel satisfies" in r.render("en") for r in result.plan.unresolved)
+    # the build string only the pytorch channel has decides who supplies it, though pkgs/main is listed first
+    assert check_text(text).torch["source"] == "pytorch"
+
+
+def test_an_empty_item_in_the_pip_list_is_reported_and_the_rest_checked():
+    # blind-d d040: `- # av==14.4.0` in the pip list; conda joins the list into a requirements file (TypeError)
+    text = (
+        "name: t\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.10\n  - pip\n  - pip:\n"
+        "    - accelerate==1.7.0\n    - # av==14.4.0\n    - torch==2.7.1+cu126\n"
+    )
+    ids = keys(check_text(text).findings)
+    assert {"TC618.empty_pip_item", "TC607.missing"} <= ids
+    result = fix(text)
+    # a rewritten pip list keeps the comment, on its own line without the dash: the null item is gone, nothing lost
+    assert "    # av==14.4.0\n" in result.fixed and "download.pytorch.org/whl/cu126" in result.fixed

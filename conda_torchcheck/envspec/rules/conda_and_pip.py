@@ -89,16 +89,18 @@ def _conda_dependency(ctx: RuleContext, *, companions: bool = False) -> Iterator
     needs = set(facts().get("conda_depends_on_pytorch", {}).get("packages", ()))
     if companions:
         needs = {"torchvision", "torchaudio"}
-    dep = next((d for d in ctx.file.deps if d.name in needs), None)
-    if dep is None:
+    deps = [d for d in ctx.file.deps if d.name in needs]
+    if not deps:
         return
+    # every such entry: each brings the conda pytorch, and each is part of the fix
+    names = ", ".join(dict.fromkeys(d.name for d in deps))
     yield finding(
         "TC606",
         Severity.ERROR,
         variant="conda_dependency",
-        evidence=ev(ctx, conda=at(dep), pip=at(item)),
-        fixes=[Fix("file", msg("TC606.conda_dependency.fix", package=dep.name, pip=item.text))],
-        package=dep.name,
+        evidence=ev(ctx, conda=[at(d) for d in deps], pip=at(item)),
+        fixes=[Fix("file", msg("TC606.conda_dependency.fix", package=names, pip=item.text))],
+        package=names,
         pip=item.text,
     )
 

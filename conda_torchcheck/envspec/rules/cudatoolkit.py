@@ -104,7 +104,7 @@ def _beside_pip_torch(ctx: RuleContext, dep: Any, version: str) -> Iterator[Find
     item = ctx.intent.pip["torch"]
     yield finding(
         "TC613",
-        Severity.WARNING,
+        Severity.INFO,
         variant="pip",
         evidence=ev(ctx, entry=at(dep), torch=at(item), torch_cuda=cuda, decided_by=how),
         fixes=[Fix("file", msg("TC613.pip.fix", torch=item.line.exact.split("+", 1)[0], version=version))],
@@ -114,6 +114,22 @@ def _beside_pip_torch(ctx: RuleContext, dep: Any, version: str) -> Iterator[Find
     )
 
 
+def _conda_solve_torch(i: Intent) -> str | None:
+    """The torch the conda solve itself installs, which is what cudatoolkit can select: with no conda pytorch entry
+    but a pip torch, that is the pytorch conda's own torchvision/torchaudio pins bring (torchvision 0.9.1 → 1.8.1,
+    whose selector cudatoolkit still is), not pip's, which comes after the solve; None when they do not decide."""
+    if "pytorch" in i.deps or i.misnamed_torch is not None or not i.has_pip_torch:
+        return i.torch_version
+    from conda_torchcheck.envspec.intent import torch_for_companions
+
+    pinned = [
+        (name, dep.spec.exact)
+        for name in ("torchvision", "torchaudio")
+        if (dep := i.deps.get(name)) is not None and dep.spec is not None and dep.spec.exact
+    ]
+    return torch_for_companions(pinned) if pinned else None
+
+
 def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     dep = i.deps.get("cudatoolkit")
@@ -121,11 +137,11 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
         return
     version = dep.spec.exact or dep.spec.minor or ""
     major = _major(version)
-    if not i.has_conda_torch and i.has_pip_torch:
+    if not i.installs_conda_torch and i.has_pip_torch:
         yield from _beside_pip_torch(ctx, dep, ".".join(version.split(".")[:2]))
         return
     if wants_pytorch_channel(i):
-        torch_version = i.torch_version
+        torch_version = _conda_solve_torch(i)
         from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
         key, base = version_key(torch_version or ""), version_key(from_minor)
         if key is None or base is None or key < base:
