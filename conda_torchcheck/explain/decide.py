@@ -4,6 +4,8 @@ The ranking always puts some cause first; a user acts on it as if it were the an
 only called *decided* when the text (or the env) really singles it out:
 
 - an env check confirmed it (``Diagnosis.root_cause``); or
+- the paste's own numbers prove it (recognise.PROVES: the driver version collect_env or nvidia-smi prints is
+  older than the one the build's CUDA needs, from NVIDIA's table); or
 - two independent readings agree: the pattern table leaves it alone or singles it out — the error leaves
   one cause standing, or names what this cause alone is about (its ``when`` fields matched or a hint was
   seen: ``RankedCause.specific``) while the runner-up is not singled out the same way, and the paste casts
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 CONFIRMED = "confirmed"
 ONLY_CAUSE = "only-cause"
 NAMED = "named-in-error"
+PROVEN = "proven-by-numbers"
 FITS_SEVERAL = "fits-several"
 DOUBTED = "doubted"
 NOTHING = "not-recognised"
@@ -60,6 +63,8 @@ class Decision:
     decider: str | None = None
     #: finding ids the env check would run, for decider == "env-check"
     checks: tuple[str, ...] = ()
+    #: the numbers a proof rests on (the driver, the build's CUDA), shown in its reason
+    numbers: tuple[tuple[str, str], ...] = ()
 
     @property
     def decider_text(self) -> Text | None:
@@ -99,6 +104,14 @@ def decide(expl: Explanation) -> Decision:
                 others.append(rival)
     if first is None:
         return Decision(False, FITS_SEVERAL, first_id, decider="details")
+    from conda_torchcheck.explain.recognise import PROVES
+
+    if first.doubt is None and any(PROVES.get(clue) == first_id for clue in expl.clues.ids):
+        # the paste's own numbers prove it (collect_env's driver under its build's CUDA), as an env check would
+        facts = expl.clues.facts
+        driver = facts.get("driver") or facts.get("driver_cuda", "?")
+        numbers = (("driver", driver), ("cuda", facts.get("build_cuda", "?")))
+        return Decision(True, PROVEN, first_id, numbers=numbers)
     if first.doubt is not None:
         return _undecided(DOUBTED, first, others, expl)
     if not others:

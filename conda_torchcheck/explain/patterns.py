@@ -379,7 +379,9 @@ def parse_table(data: Mapping[str, Any]) -> PatternTable:
         (re.compile(raw["library"], re.IGNORECASE), {str(k): str(v) for k, v in raw["cuda"].items()})
         for raw in data.get("cuda_soname", [])
     )
-    known = {c.id for c in clues} | set(ids)
+    from conda_torchcheck.explain.recognise import DERIVED_CLUES
+
+    known = {c.id for c in clues} | set(ids) | set(DERIVED_CLUES)
     for p in patterns:
         for ref in p.causes:
             unknown = set(ref.hints) - known

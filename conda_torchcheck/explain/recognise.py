@@ -383,7 +383,55 @@ def find_clues(text: str, tbl: PatternTable | None = None, *, normalized: bool =
         else:
             differing.add(key)
     ids.update(c.id for c in tbl.clues if c.differing in differing)
+    tag = facts.pop("build_cuda_tag", None)
+    if tag and tag.isdigit():
+        # +cu102 -> 10.2, +cu92 -> 9.2; a stated build_cuda that disagrees leaves neither
+        from conda_torchcheck.knowledge.version import cuda_tag_version
+
+        from_tag = cuda_tag_version(f"cu{tag}")
+        if facts.get("build_cuda", from_tag) == from_tag and "build_cuda" not in differing:
+            facts["build_cuda"] = from_tag
+            origin.setdefault("build_cuda", origin.get("build_cuda_tag", "build-cuda"))
+        else:
+            facts.pop("build_cuda", None)
+    ids.update(driver_clues(facts))
     return PasteClues(frozenset(ids), facts, {k: origin[k] for k in facts})
+
+
+#: derived clue ids: the paste's own numbers prove the driver cannot run the build, or that it can
+DRIVER_TOO_OLD = "driver-too-old-for-build"
+DRIVER_RUNS_BUILD = "driver-runs-build"
+#: the clue ids computed from facts rather than read by a [[clue]] regex (the table's checks accept them)
+DERIVED_CLUES = (DRIVER_TOO_OLD, DRIVER_RUNS_BUILD)
+#: a derived clue that proves a cause from the paste's own numbers (decide.py calls such a first cause decided)
+PROVES = {DRIVER_TOO_OLD: "driver-older-than-build"}
+
+
+def driver_clues(facts: dict[str, str]) -> set[str]:
+    """What the paste's driver and build numbers decide (knowledge/cuda_driver.toml): collect_env's "Nvidia driver
+    version: 410.104" under "CUDA used to build PyTorch: 10.2" is a driver too old for the build (10.2 needs
+    440.33); nvidia-smi's "CUDA Version: 11.4" is the newest CUDA its driver runs. Nothing when they do not decide
+    (minor-version compatibility between the family minimum and the toolkit's own driver, an OS not stated where
+    the Linux and Windows numbers differ)."""
+    build = facts.get("build_cuda")
+    if not build:
+        return set()
+    from conda_torchcheck.knowledge.cuda import driver_runs_cuda
+
+    os_name = facts.get("os")
+    verdict = None
+    if facts.get("driver"):
+        verdict = driver_runs_cuda(facts["driver"], build, os_name)
+    if verdict is None and facts.get("driver_cuda"):
+        have, want = parse_version(facts["driver_cuda"]), parse_version(build)
+        if have is not None and want is not None:
+            if have >= want:
+                verdict = True
+            elif want.release[0] < 11 or have.release[0] < want.release[0]:
+                verdict = False  # no minor-version compatibility before 11, none across majors
+    if verdict is None:
+        return set()
+    return {DRIVER_RUNS_BUILD if verdict else DRIVER_TOO_OLD}
 
 
 def _fact_value(key: str, value: str) -> str:

@@ -101,7 +101,7 @@ def decision_line(expl: Explanation, lang: str | None) -> str:
     """One sentence: the text decides the first cause, or between which causes it does not and what would."""
     decision = expl.decision
     if decision.decided:
-        why = translate(f"explain.decision.why.{decision.reason}", lang)
+        why = translate(f"explain.decision.why.{decision.reason}", lang, **dict(decision.numbers))
         return translate("explain.decision.decided", lang, why=why)
     ranked = {c.id: c for d in reversed(expl.diagnoses) for c in d.causes}
     titles = [ranked[cid].title.render(lang) for cid in decision.between if cid in ranked]

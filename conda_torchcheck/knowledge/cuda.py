@@ -85,3 +85,50 @@ def gpu_capabilities() -> dict[str, str]:
 def arch_suggestion(major: str) -> str | None:
     """What to install for a GPU of this compute-capability major that a build lacks."""
     return load("cuda_arch").get("suggest", {}).get(major)
+
+
+def _driver_key(version: str) -> tuple[int, ...]:
+    from conda_torchcheck.knowledge.version import release_key
+
+    return release_key(version)
+
+
+def driver_runs_cuda(driver: str, cuda: str, os_name: str | None = None) -> bool | None:
+    """Does NVIDIA driver ``driver`` (410.104) run a build for CUDA ``cuda`` (10.2)? Before CUDA 11 each toolkit
+    needs its own driver (Table 3); from 11 on the family minimum runs every minor of the family (minor-version
+    compatibility), and a driver at or past the toolkit's own runs it fully. None when the tables do not decide:
+    between the family minimum and the toolkit's driver (PTX JIT and some features need the newer one), an
+    unknown release, or an OS not given on which the Linux and Windows numbers disagree."""
+    parts = cuda.split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        return None
+    minor = ".".join(parts[:2])
+    have = _driver_key(driver)
+    if not have:
+        return None
+    answers = set()
+    for os_try in (os_name,) if os_name in ("linux", "windows") else ("linux", "windows"):
+        own = toolkit_driver(minor, os_try)
+        if int(parts[0]) >= 11:
+            family = family_minimum(parts[0], os_try)
+            if family is not None and have < _driver_key(family):
+                answers.add(False)
+            elif own is not None and have >= _driver_key(own):
+                answers.add(True)
+            else:
+                answers.add(None)
+        else:
+            answers.add(None if own is None else have >= _driver_key(own))
+    return answers.pop() if len(answers) == 1 else None
+
+
+def newest_cuda_for_driver(driver: str, os_name: str | None = None) -> str | None:
+    """The newest CUDA toolkit whose own driver ``driver`` reaches (what nvidia-smi prints as "CUDA Version")."""
+    have = _driver_key(driver)
+    best: tuple[int, ...] | None = None
+    for cuda, row in toolkit_drivers().items():
+        need = row.on(os_name) if os_name in ("linux", "windows") else row.linux
+        if need is not None and have >= _driver_key(need):
+            key = _driver_key(cuda)
+            best = key if best is None or key > best else best
+    return ".".join(str(p) for p in best) if best else None

@@ -219,3 +219,49 @@ def test_classic_condas_conflict_chain_and_autocasts_warning():
     assert explain(chain).likely_causes[0] == "conda-cuda-libs-mismatch"
     autocast = "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling"
     assert explain(autocast).diagnoses[0].match.pattern_id == "cuda-not-available"
+
+
+COLLECT_ENV = (
+    "torch.cuda.is_available returns false\n\nCollecting environment information...\nPyTorch version: 1.5.0\n"
+    "Is debug build: No\nCUDA used to build PyTorch: 10.2\n\nOS: Ubuntu 18.04.3 LTS\nPython version: 3.6\n"
+    "Is CUDA available: No\nCUDA runtime version: 10.0.130\nGPU models and configuration:\n"
+    "GPU 0: Tesla P100-PCIE-16GB\n\nNvidia driver version: {driver}\ncuDNN version: Could not collect\n"
+)
+
+
+def test_collect_envs_driver_under_its_builds_cuda_proves_the_driver_too_old():
+    # blind-b b012: driver 410.104 runs CUDA 10.0 at most; a CUDA 10.2 build needs 440.33 (NVIDIA's Table 3)
+    expl = explain(COLLECT_ENV.format(driver="410.104"))
+    assert expl.likely_causes[0] == "driver-older-than-build"
+    assert expl.decision.decided and expl.decision.reason == "proven-by-numbers"
+    assert dict(expl.decision.numbers) == {"driver": "410.104", "cuda": "10.2"}
+
+
+def test_a_driver_that_runs_the_build_is_not_blamed():
+    expl = explain(COLLECT_ENV.format(driver="450.80.02"))
+    assert expl.likely_causes[0] != "driver-older-than-build"
+    assert expl.decision.reason != "proven-by-numbers"
+
+
+def test_the_cuda_family_minimum_leaves_a_minor_undecided():
+    # minor-version compatibility: 461.72 (11.2's driver) runs an 11.3 build, short of 11.3's own driver
+    from conda_torchcheck.knowledge.cuda import driver_runs_cuda
+
+    assert driver_runs_cuda("461.72", "11.3", "windows") is None
+    assert driver_runs_cuda("418.87", "10.1") is None  # Linux needs 418.39, Windows 418.96: the OS decides
+    assert driver_runs_cuda("418.87", "10.1", "linux") is True
+    assert driver_runs_cuda("440.33", "11.0") is False  # below the CUDA 11 family minimum
+
+
+def test_classic_condas_requested_package_conflict_report():
+    # blind-a a038: "Package cudatoolkit conflicts for:" in the Requested package -> Available versions format
+    text = (
+        "Package cudatoolkit conflicts for:\ntorchvision -> pytorch[version='1.4.0.dev20191028'] -> "
+        "cudatoolkit[version='>=10.1,<10.2']\ncudatoolkit=10.0\npytorch -> cudatoolkit[version='>=10.1,<10.2']\n"
+    )
+    assert explain(text).likely_causes[0] == "conda-cuda-libs-mismatch"
+    cuda = (
+        "UnsatisfiableError: The following specifications were found to be incompatible with your system:\n\n"
+        "  - feature:/linux-64::__cuda==10.1=0\n\nPackage __cuda conflicts for:\npytorch -> __cuda\n"
+    )
+    assert explain(cuda).likely_causes[0] == "driver-older-than-build"

@@ -40,12 +40,19 @@ FORMATS = {"text": "txt", "markdown": "md", "json": "json"}
 
 
 @pytest.fixture
-def fixed(tmp_path, monkeypatch):
+def fixed(monkeypatch):
+    """A temporary folder whose path has the same length on every run: text is wrapped at 100 columns before the
+    paths are replaced, so pytest's own tmp_path (pytest-0 ... pytest-10, the test's name) would move the breaks."""
+    import shutil
+    import tempfile
+
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.delenv("NO_COLOR", raising=False)
-    root = tmp_path / "root"
+    tmp = Path(tempfile.mkdtemp(prefix="tcgold", dir="/tmp" if Path("/tmp").is_dir() else None))
+    root = tmp / "root"
     root.mkdir()
-    return tmp_path, root
+    yield tmp, root
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _normalised(text: str, replacements: dict[str, str]) -> str:
