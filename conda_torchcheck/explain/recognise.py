@@ -93,6 +93,9 @@ _VERSION = re.compile(r"\d+(?:\.\d+)+")
 _COMPANION_FOLDER = re.compile(
     r"(?:^|[\\/])(torchvision|torchaudio|torchtext|torchdata)[\\/][^\\/]*(?:[\\/][^\\/]*)?\.so"
 )
+#: a companion's library named without its folder: libtorchaudio.so, _torchaudio.so, libtorchvision.so, and
+#: torchaudio's old SoX extension _torch_sox (its own top-level module, beside the torchaudio package)
+_COMPANION_LIBRARY = re.compile(r"(?:lib|_)(torchaudio|torchvision|torchtext)\w*\.(?:so|dylib|pyd)|_torch_sox\b")
 _SITE_PACKAGE = re.compile(r"[\\/](?:site|dist)-packages[\\/]+([A-Za-z0-9_.-]+?)[\\/]", re.IGNORECASE)
 _SONAME_MAJOR = re.compile(r"\.so\.(\d+)")
 
@@ -166,9 +169,9 @@ def _derive(fields: dict[str, str], tbl: PatternTable) -> dict[str, str]:
             out.setdefault("package", site.group(1))
         else:
             # a path cut before site-packages still names a companion by its folder (torchvision/_C.so)
-            companion = _COMPANION_FOLDER.search(out.get("library_path", ""))
+            companion = _COMPANION_FOLDER.search(out.get("library_path", "")) or _COMPANION_LIBRARY.match(library)
             if companion:
-                out.setdefault("package", companion.group(1))
+                out.setdefault("package", companion.group(1) or "torchaudio")
     dll = out.get("dll")
     if dll and out.get("dll_path"):
         # whose DLL Windows failed to load: torch's own, a companion's or another package's (dgl\dgl.dll,
