@@ -538,6 +538,20 @@ CASES = [
         "torch-api-missing",
         {"module": "torch.utils._pytree", "attribute": "register_pytree_node"},
     ),
+    ("ModuleNotFoundError: No module named 'torch._six'", "torch-api-removed", {"module": "torch._six"}),
+    (
+        "ImportError: cannot import name 'string_classes' from 'torch._six' (/x/torch/_six.py)",
+        "torch-api-removed",
+        {"module": "torch._six"},
+    ),
+    (
+        (
+            "RuntimeError: This function was deprecated since version 1.9 and is now removed. Please use the "
+            "torch.linalg.solve function instead."
+        ),
+        "torch-api-removed",
+        {},
+    ),
     (
         "ModuleNotFoundError: No module named 'torchvision.transforms.functional_tensor'",
         "torchvision-module-removed",
