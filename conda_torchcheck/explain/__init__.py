@@ -192,6 +192,25 @@ class Explanation:
         return doc
 
 
+def _without_other_os_fallbacks(matches: list[Match], clues: PasteClues) -> list[Match]:
+    """A failure told in words by an OS's weakest form ("the dll was not found") says less than the paste's own
+    paths: beside a macOS path (PyInstaller's "dynlib/dll was not found" for image.so) it is not a Windows DLL
+    failure. A pattern with the error's own message keeps its OS whatever the paste mentions elsewhere."""
+    stated = clues.facts.get("os")
+    if not stated:
+        return matches
+    from conda_torchcheck.explain.patterns import table
+
+    tbl = table()
+    kept = []
+    for m in matches:
+        pattern = tbl.pattern(m.pattern_id)
+        if pattern.fallback and pattern.platform not in ("any", stated):
+            continue
+        kept.append(m)
+    return kept
+
+
 def explain(
     text: str,
     ctx: CheckContext | None = None,
@@ -204,6 +223,7 @@ def explain(
     normalized = normalize_text(text)
     matches = recognise(normalized, normalized=True)
     clues = find_clues(clue_text(normalized, matches), normalized=True) if matches else PasteClues()
+    matches = _without_other_os_fallbacks(matches, clues)
     diagnoses, ran_findings, wanted = diagnose(matches, ctx, findings=findings, clues=clues)
     result = Explanation(
         diagnoses=diagnoses,

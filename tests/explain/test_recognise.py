@@ -540,6 +540,25 @@ CASES = [
     ),
     ("ModuleNotFoundError: No module named 'torch._six'", "torch-api-removed", {"module": "torch._six"}),
     (
+        "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
+        "tcpstore-without-libuv",
+        {},
+    ),
+    ("RuntimeError: Distributed package doesn't have NCCL built in", "nccl-not-built-in", {}),
+    (
+        "OSError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block",
+        "static-tls-exhausted",
+        {"library": "libgomp.so.1"},
+    ),
+    (
+        (
+            "[WinError 4551] An Application Control policy has blocked this file. "
+            'Error loading "C:\\P\\torch\\lib\\torch.dll" or one of its dependencies.'
+        ),
+        "winerror-4551",
+        {"dll": "torch.dll"},
+    ),
+    (
         "ImportError: cannot import name 'string_classes' from 'torch._six' (/x/torch/_six.py)",
         "torch-api-removed",
         {"module": "torch._six"},
