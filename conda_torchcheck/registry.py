@@ -778,7 +778,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         WARNING,
         "envspec.file_keys",
         "conda refuses or ignores part of the file",
-        variants=("ignored_key", "bad_name", "reserved_name", "empty_item", "empty_pip_item"),
+        variants=("ignored_key", "bad_name", "reserved_name", "empty_item", "empty_pip_item", "dropped_pip_list"),
     ),
     FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),
     FindingSpec("TC620", WARNING, "envspec.exact_python", "`python==X.Y` matches only Python X.Y.0"),

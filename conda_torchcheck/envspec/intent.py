@@ -525,7 +525,7 @@ def channel_has_pytorch(channel: str | None, torch: CondaDep | None, platforms: 
             # the page's OSX builds: a release without one has no macOS pytorch on the channel
             versions = [v for v in versions if (releases.pytorch_channel_builds(v) or {"osx": True}).get("osx")]
     elif channel == "conda-forge":
-        versions = releases.conda_forge_versions()
+        versions = releases.conda_forge_versions(package=torch.name or "pytorch")
         if platforms:
             versions = tuple(v for v in versions if set(releases.conda_forge_builds(v)) & set(platforms))
     else:
@@ -756,7 +756,12 @@ def analyse(file: EnvFile) -> Intent:
         any(n in deps for n in (*SELECTORS, "cudatoolkit")) or bool(cuda_packages(file))
     )
     prefixed_elsewhere = torch_dep is not None and torch_dep.spec is not None and torch_dep.spec.channel is not None
-    if (era == "pytorch" and channel == "pytorch") or (asks_pytorch and not prefixed_elsewhere and has_conda):
+    # the pytorch channel's own `pytorch-cpu` (its 0.4-1.1 CPU package) is another package than pytorch: what the
+    # frozen channel resolves pytorch to says nothing of it
+    cpu_package_only = torch_dep is None and "pytorch-cpu" in deps and "pytorch" not in deps
+    if not cpu_package_only and (
+        (era == "pytorch" and channel == "pytorch") or (asks_pytorch and not prefixed_elsewhere and has_conda)
+    ):
         resolution = resolve_pytorch_channel(deps, minors, torch_dep=torch_dep, bounds=bounds)
     return Intent(
         file=file,

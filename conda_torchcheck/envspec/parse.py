@@ -120,6 +120,8 @@ class EnvFile:
     empty_dep_lines: tuple[int, ...] = ()
     #: lines of empty items in the pip list: conda writes them into pip's requirements file and fails (TypeError)
     empty_pip_lines: tuple[int, ...] = ()
+    #: lines of earlier `- pip:` items that a later one replaces (conda installs only the last pip list)
+    dropped_pip_lines: tuple[int, ...] = ()
     pip_index: int | None = None  # position of the {pip: [...]} item in dependencies
     uses_aliases: bool = False
     root: Any = field(default=None, compare=False, repr=False)
@@ -351,6 +353,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
     others: list[int] = []
     empty: list[int] = []
     empty_pip: list[int] = []
+    dropped_pip: list[int] = []
     node = values.get("dependencies")
     has_deps = node is not None
     if node is not None and _kind(node) != "empty":
@@ -369,9 +372,11 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
                 keys = {str(k.value): v for k, v in item.value}
                 if "pip" in keys:
                     if pip is not None:
-                        raise SpecFileError(
-                            path, "two_pip_sections", line=item.start_mark.line + 1, first=pip_where_line
-                        )
+                        # conda merges the dependency mappings with dict.update: only the last pip list is installed
+                        # (conda 26.7.1's conda.env.env.from_file); the earlier one is kept untouched, and TC618 says so
+                        others.append(pip_index)  # type: ignore[arg-type]
+                        dropped_pip.append(pip_where_line)
+                        empty_pip.clear()
                     pip_node = keys["pip"]
                     pip_where_line = item.start_mark.line + 1
                     pip_index = index
@@ -413,6 +418,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
         other_dep_items=tuple(others),
         empty_dep_lines=tuple(empty),
         empty_pip_lines=tuple(empty_pip),
+        dropped_pip_lines=tuple(dropped_pip),
         pip_index=pip_index,
         uses_aliases=aliased,
         root=root,

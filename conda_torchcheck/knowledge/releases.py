@@ -343,10 +343,13 @@ def wheel_exists(torch_version: str) -> bool | None:
 # conda-forge
 
 
-def conda_forge_versions() -> tuple[str, ...]:
-    """Every torch version conda-forge's pytorch (pytorch-cpu in 2018-2019) was built for, oldest first [FS].
-    Rows of torch_releases.toml newer than the feedstock snapshot are not included."""
-    return tuple(sorted(load("conda_forge_builds")["versions"], key=release_key))
+def conda_forge_versions(package: str | None = None) -> tuple[str, ...]:
+    """Every torch version conda-forge's pytorch (pytorch-cpu in 2018-2019) was built for, oldest first [FS];
+    with ``package``, only those published under that name (1.0.0-1.1.0 were `pytorch-cpu` only: conda-forge had
+    no package named pytorch then). Rows of torch_releases.toml newer than the feedstock snapshot are not included."""
+    table = load("conda_forge_builds")["versions"]
+    names = (v for v, row in table.items() if package is None or row.get("package", "pytorch") == package)
+    return tuple(sorted(names, key=release_key))
 
 
 def conda_forge_builds(version: str) -> dict[str, tuple[str, ...]]:

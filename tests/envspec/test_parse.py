@@ -108,7 +108,6 @@ def test_malformed_yaml_names_the_line():
         ("name: [a]\ndependencies:\n  - python\n", "type.string", 1),
         ("variables: 3\ndependencies:\n  - python\n", "type.mapping", 1),
         ("a: 1\n---\nb: 2\n", "several_documents", 2),
-        ("dependencies:\n  - pip:\n    - a\n  - pip:\n    - b\n", "two_pip_sections", 4),
     ],
 )
 def test_wrong_shapes_are_clear_errors(text, key, line):
@@ -125,6 +124,14 @@ def test_an_empty_dependency_item_is_recorded_and_the_rest_is_read():
     assert [d.name for d in file.deps] == ["python"]
     assert file.empty_dep_lines == (3, 5)
     assert file.other_dep_items == (0, 2)
+
+
+def test_a_second_pip_list_replaces_the_first_as_conda_reads_it():
+    # blind-k k022: conda 26.7.1's from_file keeps {'pip': ['b']} for two `- pip:` items
+    file = parse_text("dependencies:\n  - pip:\n    - a\n  - numpy\n  - pip:\n    - b\n", "env.yml")
+    assert [p.text for p in file.pip or ()] == ["b"]
+    assert file.dropped_pip_lines == (2,)
+    assert file.pip_index == 2 and file.other_dep_items == (0,)
 
 
 def test_errors_are_translated():

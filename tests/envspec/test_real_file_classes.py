@@ -632,3 +632,36 @@ def test_an_empty_item_in_the_pip_list_is_reported_and_the_rest_checked():
     result = fix(text)
     # a rewritten pip list keeps the comment, on its own line without the dash: the null item is gone, nothing lost
     assert "    # av==14.4.0\n" in result.fixed and "download.pytorch.org/whl/cu126" in result.fixed
+
+
+def test_the_pytorch_channels_pytorch_cpu_package_unpinned_beside_pips_torchvision():
+    # blind-k k009: pytorch-cpu (the channel's 0.4-1.1 CPU package) with no version, torchvision from pip
+    text = (
+        "name: t\nchannels:\n- pytorch\n- defaults\ndependencies:\n- python=3.5\n- pytorch-cpu\n- pip\n"
+        "- pip:\n  - torchvision\n"
+    )
+    ids = _ids(text)
+    assert {"TC611", "TC606.cross"} <= ids
+    assert check_text(text).torch["version"] is None  # what the channel resolves pytorch to says nothing of it
+    # torchvision 0.2.x is pure Python: no torch ABI, no exact torch pin (blind-f f032)
+    assert "TC606.cross" not in _ids(text.replace("  - torchvision\n", "  - torchvision==0.2.1\n"))
+
+
+def test_conda_forge_had_no_package_named_pytorch_before_1_6():
+    # blind-k k002: conda-forge's 1.0.x builds were `pytorch-cpu`; pytorch=1.0.1 comes from the pytorch channel
+    text = (
+        "name: t\nchannels:\n  - conda-forge\n  - pytorch\ndependencies:\n  - python=3.6.*\n  - pytorch=1.0.1\n"
+        "  - torchvision=0.2.2\n  - cudatoolkit=10.0\n"
+    )
+    assert check_text(text).torch["source"] == "pytorch"
+    assert "TC614.cuda_not_forced" not in _ids(text)
+
+
+def test_a_later_pip_list_replaces_the_earlier_one():
+    # blind-k k022: conda keeps only the last `- pip:` mapping (dict.update)
+    text = (
+        "name: t\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.10\n  - pip:\n    - requests\n"
+        "  - numpy\n  - pip:\n    - torch==2.7.1+cu126\n"
+    )
+    result = check_text(text)
+    assert {"TC618.dropped_pip_list", "TC607.missing"} <= keys(result.findings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import CONDA_TORCH, facts
+from conda_torchcheck.envspec.intent import CONDA_TORCH, facts, pure_python_companion
 from conda_torchcheck.envspec.parse import CondaDep, PipItem
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
@@ -20,7 +20,10 @@ def _pip_satisfied_by(item: PipItem, version: str | None) -> bool:
 def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     conda_names = [n for n in CONDA_TORCH if n in i.deps]
-    if not conda_names and i.misnamed_torch is None:
+    # the package standing for conda's torch when there is no pytorch entry: the pytorch channel's pytorch-cpu
+    # (0.4-1.1), conda-forge's pytorch-cpu / pytorch-gpu metapackages
+    torch_meta = next((i.deps[n] for n in ("pytorch-cpu", "pytorch-gpu") if n in i.deps), None)
+    if not conda_names and i.misnamed_torch is None and torch_meta is None:
         yield from _conda_dependency(ctx)
         return
     if "pytorch" not in i.deps and i.misnamed_torch is None and "torch" in i.pip:
@@ -28,7 +31,7 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
         # then replaces under them (blind-i i001: torchvision=0.15.2=py38_cpu beside pip's torch==2.0.0)
         yield from _conda_dependency(ctx, companions=True)
     pairs = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
-    torch_conda = i.deps.get("pytorch") or i.misnamed_torch
+    torch_conda = i.deps.get("pytorch") or i.misnamed_torch or torch_meta
     # one finding per kind for the whole family (torch, torchvision and torchaudio twice are one mistake)
     grouped: dict[bool, list[tuple[CondaDep, PipItem]]] = {True: [], False: []}
     for conda_name, pip_name in pairs.items():
@@ -62,6 +65,8 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
             # pip's wheel, or a build from source (git+https://github.com/pytorch/vision) against whatever torch
             # pip sees, whose torch requirement can pull a PyPI torch over conda's
             item = i.pip.get(name) or i.pip_vcs.get(name)
+            if item is not None and pure_python_companion(name, item.line.exact):
+                continue  # torchvision 0.2.x: pure Python, no torch ABI and no exact torch pin to pull in
             if item is not None:
                 others.append((name, item))
         if others:

@@ -43,6 +43,15 @@ def file_keys(ctx: RuleContext) -> Iterator[Finding]:
             evidence=ev(ctx, empty=[{"line": n} for n in ctx.file.empty_dep_lines]),
             fixes=[Fix("file", msg("TC618.empty_item.fix"))],
         )
+    if ctx.file.dropped_pip_lines:
+        yield finding(
+            "TC618",
+            Severity.ERROR,
+            variant="dropped_pip_list",
+            lines=", ".join(str(n) for n in ctx.file.dropped_pip_lines),
+            evidence=ev(ctx, dropped=[{"line": n} for n in ctx.file.dropped_pip_lines]),
+            fixes=[Fix("file", msg("TC618.dropped_pip_list.fix"))],
+        )
     if ctx.file.empty_pip_lines:
         yield finding(
             "TC618",

@@ -43,12 +43,14 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
         if name != "pytorch" and conda_pytorch:
             continue
         conda_loose.append(dep)
-    if "pytorch" not in i.deps and i.misnamed_torch is None and i.era != "pytorch":
-        # conda-forge's metapackage standing for pytorch (`pytorch-gpu` alone): unpinned, so is the torch it brings
-        # (on the pytorch channel `pytorch-cpu` was 1.0-1.1's CPU package itself, another reading)
+    meta_loose: list[CondaDep] = []
+    if "pytorch" not in i.deps and i.misnamed_torch is None:
+        # the package standing for pytorch with no version: conda-forge's metapackage (`pytorch-gpu` alone), or on
+        # the pytorch channel `pytorch-cpu`, its 0.4-1.1 CPU package itself; the frozen channel's resolution of
+        # pytorch does not tell which release either brings
         meta = next((i.deps[n] for n in ("pytorch-gpu", "pytorch-cpu") if n in i.deps), None)
         if meta is not None and meta.spec is not None and meta.spec.version in (None, "*"):
-            conda_loose.append(meta)
+            meta_loose.append(meta)
     pip_loose: list[PipItem] = []
     for name in PIP_TORCH:
         item = i.pip.get(name)
@@ -73,7 +75,7 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
             version=i.resolution.version,
         )
         conda_loose = []
-    loose: list[CondaDep | PipItem] = [*conda_loose, *pip_loose]
+    loose: list[CondaDep | PipItem] = [*conda_loose, *meta_loose, *pip_loose]
     if loose:
         names = ", ".join(d.spec.name if isinstance(d, CondaDep) and d.spec else (d.line.name or d.text) for d in loose)
         yield finding(
