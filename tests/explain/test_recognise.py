@@ -540,6 +540,14 @@ CASES = [
     ),
     ("ModuleNotFoundError: No module named 'torch._six'", "torch-api-removed", {"module": "torch._six"}),
     (
+        (
+            "ImportError: cannot import name 'stack' from partially initialized module 'torch' (most likely due "
+            "to a circular import) (/x/sahi/utils/torch.py)"
+        ),
+        "module-attribute-missing",
+        {"module": "torch", "attribute": "stack"},
+    ),
+    (
         "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
         "tcpstore-without-libuv",
         {},
