@@ -265,3 +265,18 @@ def test_classic_condas_requested_package_conflict_report():
         "  - feature:/linux-64::__cuda==10.1=0\n\nPackage __cuda conflicts for:\npytorch -> __cuda\n"
     )
     assert explain(cuda).likely_causes[0] == "driver-older-than-build"
+
+
+def test_cudnns_own_dlopen_of_a_sub_library_is_a_search_path_problem():
+    # blind-g g007 (CTranslate2 loading cuDNN), c050/c051: libcudnn was found, what it opens by name was not
+    text = (
+        "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared "
+        "object file: No such file or directory"
+    )
+    assert explain(text).likely_causes[0] == "linux-library-missing"
+
+
+def test_the_import_told_in_words_names_the_companion():
+    # blind-g g026: "import torchtextを実行すると" then libtorch_cpu.so missing: torchtext built for another torch
+    text = "import torchtextを実行すると、\n\nOSError: libtorch_cpu.so: cannot open shared object file: No such file"
+    assert explain(text).likely_causes[0] == "torchvision-torch-mismatch"
