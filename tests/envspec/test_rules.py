@@ -159,6 +159,15 @@ def test_tc606_not_for_pip_only_or_conda_only():
     assert not any(k.startswith("TC606") for k in found(env(PT, ["pytorch=2.1.0", "torchvision=0.16.0"])))
 
 
+def test_tc606_conda_dependency_reads_the_torch_dependents_table():
+    # conda-forge's sentence-transformers run-requires pytorch (knowledge/torch_dependents.toml, its feedstock's
+    # recipe): the solve installs a conda pytorch, which pip's torch then goes over; the hand list lacked it
+    f = found(env(CF, ["python=3.11", "sentence-transformers", "pip"], ["torch==2.5.1"]))["TC606.conda_dependency"]
+    assert f.severity.value == "error" and f.evidence["conda"][0]["entry"] == "sentence-transformers"
+    # a conda package whose recipe does not require pytorch (conda-forge's transformers): nothing installs one
+    assert "TC606.conda_dependency" not in found(env(CF, ["python=3.11", "transformers", "pip"], ["torch==2.5.1"]))
+
+
 # TC607 --------------------------------------------------------------------------------------------------------
 def test_tc607_missing_index():
     f = found(env(CF, ["python", "pip"], ["torch==2.3.0+cu121"]))["TC607.missing"]

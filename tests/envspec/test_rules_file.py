@@ -38,6 +38,22 @@ def test_torch_only_through_a_dependency_conda_and_pip():
     assert "TC619" not in found(env(["conda-forge"], ["python=3.10"], pip=["torch-geometric"]))
 
 
+def test_conda_forge_sentence_transformers_brings_torch():
+    # blind-d d029: conda-forge's sentence-transformers run-requires pytorch (its feedstock's recipe, in
+    # knowledge/torch_dependents.toml); the hand-written list had it for pip only
+    text = "name: t\nchannels:\n  - conda-forge\ndependencies:\n  - sentence-transformers\n  - yaml\n"
+    f = found(text)["TC619"]
+    assert f.evidence["brought_by"] == [{"line": 5, "entry": "sentence-transformers"}]
+
+
+def test_pip_transformers_alone_brings_no_torch():
+    # transformers' torch is an extra (transformers[torch]): pip installs no torch for it
+    assert "TC619" not in found(env(["conda-forge"], ["python=3.11", "pip"], pip=["transformers"]))
+    assert "TC619" not in found(env(["conda-forge"], ["python=3.11", "transformers"]))
+    # a pip name is read as PyPI reads it (Sentence_Transformers is sentence-transformers)
+    assert "TC619" in found(env(["conda-forge"], ["python=3.11", "pip"], pip=["Sentence_Transformers>=2"]))
+
+
 def test_the_text_of_a_file_without_torch_shows_its_findings():
     result = check_text("name: t\nfoo: 1\ndependencies:\n  - numpy\n")
     assert not result.has_torch

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from conda_torchcheck import knowledge
-from conda_torchcheck.knowledge import conda_channels, cuda, linux, macos, python_env, windows
+from conda_torchcheck.knowledge import conda_channels, cuda, linux, macos, python_env, torch_dependents, windows
 
 
 def test_the_tables_are_parsed_once():
@@ -36,6 +36,8 @@ def test_the_tables_are_parsed_once():
         lambda: windows.runtime_minimums(),
         lambda: [conda_channels.pytorch_channel(), conda_channels.conda_forge_cuda()],
         lambda: [macos.mps()],
+        lambda: torch_dependents.pip_dependents().values(),
+        lambda: torch_dependents.conda_dependents().values(),
     ],
 )
 def test_every_typed_row_is_frozen_and_sourced(rows):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import CONDA_TORCH, facts, pure_python_companion
+from conda_torchcheck.envspec.intent import CONDA_TORCH, pure_python_companion
 from conda_torchcheck.envspec.parse import CondaDep, PipItem
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.knowledge.torch_dependents import conda_dependent
 from conda_torchcheck.messages import msg
 
 
@@ -91,10 +92,10 @@ def _conda_dependency(ctx: RuleContext, *, companions: bool = False) -> Iterator
     item = i.pip.get("torch")
     if item is None:
         return
-    needs = set(facts().get("conda_depends_on_pytorch", {}).get("packages", ()))
     if companions:
-        needs = {"torchvision", "torchaudio"}
-    deps = [d for d in ctx.file.deps if d.name in needs]
+        deps = [d for d in ctx.file.deps if d.name in ("torchvision", "torchaudio")]
+    else:  # knowledge/torch_dependents.toml's conda rows: the recipes that run-require pytorch
+        deps = [d for d in ctx.file.deps if d.name not in CONDA_TORCH and conda_dependent(d.name) is not None]
     if not deps:
         return
     # every such entry: each brings the conda pytorch, and each is part of the fix
