@@ -540,6 +540,11 @@ CASES = [
     ),
     ("ModuleNotFoundError: No module named 'torch._six'", "torch-api-removed", {"module": "torch._six"}),
     (
+        "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/THCGeneral.cpp:50",
+        "cuda-system-not-ready",
+        {},
+    ),
+    (
         (
             "ImportError: cannot import name 'stack' from partially initialized module 'torch' (most likely due "
             "to a circular import) (/x/sahi/utils/torch.py)"
