@@ -1098,12 +1098,16 @@ def test_macos_named_beside_chinese_text():
     assert first(text) == "no-cuda-on-macos"
 
 
-def test_poetry_refusing_every_wheel_is_the_platform_first():
+def test_poetry_refusing_every_wheel_is_the_platform_when_the_python_is_supported():
+    # blind-v v009: Python 3.11.7, torch 2.3.1 has cp311 wheels everywhere: what is left is the platform
     text = (
-        "Installing torch (2.5.1): Failed\n | Unable to find installation candidates for torch (2.5.1)\n"
-        " |   - 17 wheel(s) were skipped as your project's environment does not support the identified abi tags"
+        "% python -V\nPython 3.11.7\n  Unable to find installation candidates for torch (2.3.1)\n"
+        "  at venv/lib/python3.11/site-packages/poetry/installation/chooser.py:74 in choose_for\n"
     )
     assert first(text) == "platform-without-wheels"
+    # without a stated Python, Poetry's refusal does not decide (a005, l007, m018: the Python; x018: the platform)
+    bare = "Installing torch (2.5.1): Failed\n | Unable to find installation candidates for torch (2.5.1)\n"
+    assert not explain(bare).decision.decided
 
 
 def test_a_cuda_pin_whose_plain_release_pip_lists_is_a_platform_without_cuda_builds():
