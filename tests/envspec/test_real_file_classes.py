@@ -665,3 +665,26 @@ def test_a_later_pip_list_replaces_the_earlier_one():
     )
     result = check_text(text)
     assert {"TC618.dropped_pip_list", "TC607.missing"} <= keys(result.findings)
+
+
+def test_pips_companion_pairs_with_pips_torch_that_goes_over_condas():
+    # blind-l l022: conda pytorch=2.5.1, pip torch==2.9.0 + torchvision==0.24.0 (2.9.0's): one conflict, no pairing
+    text = (
+        "name: t\nchannels:\n  - defaults\ndependencies:\n  - python=3.11\n  - pytorch=2.5.1\n  - pip\n  - pip:\n"
+        "    - torch==2.9.0\n    - torchvision==0.24.0\n"
+    )
+    ids = _ids(text)
+    assert "TC606.conflict" in ids and "TC608" not in ids and "TC606.cross" not in ids
+    assert "TC608" in _ids(text.replace("torchvision==0.24.0", "torchvision==0.23.0"))
+
+
+def test_the_files_python_caps_conda_forges_releases_for_the_cuda_11_question():
+    # blind-l l014: python=3.7 allows no conda-forge release with CUDA 12 builds; the CUDA entry's line is named
+    text = (
+        "name: t\nchannels:\n  - conda-forge\n  - pytorch\ndependencies:\n  - python=3.7\n  - cudatoolkit=10\n"
+        "  - pytorch>=0.4.1\n  - torchvision\n"
+    )
+    result = fix(text)
+    assert "TC613.conda_forge_cuda11" not in _ids(text)
+    [f] = [f for f in result.findings_before if f.title.key == "TC614.cuda_not_forced.title"]
+    assert f.evidence["cuda_entry"]["line"] == 7

@@ -68,6 +68,8 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
             item = i.pip.get(name) or i.pip_vcs.get(name)
             if item is not None and pure_python_companion(name, item.line.exact):
                 continue  # torchvision 0.2.x: pure Python, no torch ABI and no exact torch pin to pull in
+            if item is not None and "torch" in i.pip:
+                continue  # pip installs its own torch over conda's (the conflict above): the companion goes with it
             if item is not None:
                 others.append((name, item))
         if others:

@@ -29,6 +29,11 @@ def _conda_forge_has_cuda12(i: Intent) -> bool:
     versions = list(releases.conda_forge_versions())
     if torch is not None and torch.spec is not None and torch.spec.version:
         versions = [v for v in versions if torch.spec.allows(v) is True]
+    if i.python_minors:
+        # the file's Python caps the releases too (python=3.7: none with CUDA 12 builds)
+        from conda_torchcheck.envspec.intent import release_python_ok
+
+        versions = [v for v in versions if (r := torch_release(v)) is None or release_python_ok(r, i.python_minors)]
     if not versions:
         return False
     cudas = releases.conda_forge_builds(versions[-1]).get("linux-64", ())

@@ -42,6 +42,8 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
     if not torch_version or torch_release(torch_version) is None:
         return
     torch_dep: CondaDep | PipItem | None = i.deps.get("pytorch") or i.misnamed_torch or i.pip.get("torch")
+    pip_torch = i.pip.get("torch")
+    pip_exact = pip_torch.line.exact.split("+", 1)[0] if pip_torch is not None and pip_torch.line.exact else None
     wrong: list[tuple[str, CondaDep | PipItem, str, str]] = []  # (package, entry, version, expected)
     for name in ("torchvision", "torchaudio"):
         dep: CondaDep | PipItem | None = i.deps.get(name) or i.pip.get(name)
@@ -49,6 +51,13 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
             continue
         version = _companion_version(dep)
         if not version:
+            continue
+        if isinstance(dep, PipItem) and pip_exact and pip_exact != torch_version and torch_release(pip_exact):
+            # a pip companion beside pip's own torch pairs with that torch: `pip install -U` puts it over conda's
+            # (TC606 says so), so what ends up beside torchvision 0.24.0 is pip's torch 2.9.0, not conda's 2.5.1
+            if companion_ok(name, pip_exact, version) is False:
+                want_minor, want_exact = companion_for(name, pip_exact)
+                wrong.append((name, dep, version, want_exact or want_minor or "?"))
             continue
         verdict = companion_ok(name, torch_version, version)
         if verdict is False and _solved_pair(torch_dep, dep):

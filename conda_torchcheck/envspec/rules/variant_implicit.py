@@ -19,11 +19,14 @@ def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
         return
     if i.variant == "cuda":
         signal = next(e for v, e in i.variant_signals if v == "cuda")
+        # the entry that says CUDA is part of the finding too (the fix may be there: cudatoolkit=10 on a file that
+        # means the pytorch channel's build)
+        signal_dep = next((d for d in ctx.file.deps if d.text == signal), None)
         yield finding(
             "TC614",
             Severity.WARNING,
             variant="cuda_not_forced",
-            evidence=ev(ctx, entry=at(torch), cuda_signal=signal),
+            evidence=ev(ctx, entry=at(torch), cuda_signal=signal, cuda_entry=at(signal_dep) if signal_dep else None),
             fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
             signal=signal,
         )
