@@ -321,6 +321,14 @@ def _release_facts(fields: dict[str, str]) -> dict[str, str]:
         # Python) the platform or the interpreter's bitness is what the wheel does not fit
         stated = fields["paste_python"].split(".")[:2]
         out["wheel_python_matches"] = "yes" if stated == [wheel_python.group(1), wheel_python.group(2)] else "no"
+    wheel_platform = fields.get("wheel_platform", "").lower()
+    paste_os = fields.get("paste_os")
+    if wheel_platform and paste_os in ("linux", "windows", "darwin") and wheel_platform != "any":
+        # the wheel's platform tag against the OS the paste is from: a linux_x86_64 URL on a Mac
+        wheel_os = (
+            "windows" if wheel_platform.startswith("win") else "darwin" if "macosx" in wheel_platform else "linux"
+        )
+        out["wheel_os_matches"] = "yes" if wheel_os == paste_os else "no"
     local = _LOCAL_PIN.match(fields.get("requirement", ""))
     if (
         local
