@@ -688,3 +688,11 @@ def test_the_files_python_caps_conda_forges_releases_for_the_cuda_11_question():
     assert "TC613.conda_forge_cuda11" not in _ids(text)
     [f] = [f for f in result.findings_before if f.title.key == "TC614.cuda_not_forced.title"]
     assert f.evidence["cuda_entry"]["line"] == 7
+
+
+def test_a_single_equals_in_the_pip_list_stops_pip_reading_it():
+    # blind-l l013: auraloss=0.4.0 in the pip list; pip's parser wants ==
+    text = "name: t\ndependencies:\n  - python=3.10\n  - pip\n  - pip:\n    - auraloss=0.4.0\n    - torch==2.5.1\n"
+    [f] = [f for f in check_text(text).findings if f.title.key == "TC618.pip_single_equals.title"]
+    assert [e["line"] for e in f.evidence["entries"]] == [6]
+    assert "TC618.pip_single_equals" not in keys(check_text(text.replace("auraloss=", "auraloss==")).findings)

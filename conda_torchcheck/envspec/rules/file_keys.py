@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.intent import facts
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, ev
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
@@ -51,6 +51,24 @@ def file_keys(ctx: RuleContext) -> Iterator[Finding]:
             lines=", ".join(str(n) for n in ctx.file.dropped_pip_lines),
             evidence=ev(ctx, dropped=[{"line": n} for n in ctx.file.dropped_pip_lines]),
             fixes=[Fix("file", msg("TC618.dropped_pip_list.fix"))],
+        )
+    single = [
+        p
+        for p in ctx.file.pip or ()
+        if p.line.kind == "requirement"
+        and p.line.version_spec.startswith("=")
+        and not p.line.version_spec.startswith("==")
+    ]
+    if single:
+        # `auraloss=0.4.0`: `=` is conda's operator, not pip's (PEP 508 has ==); pip reads the whole list as one
+        # requirements file and stops at "Invalid requirement" before installing any of it
+        yield finding(
+            "TC618",
+            Severity.ERROR,
+            variant="pip_single_equals",
+            entries=", ".join(p.text for p in single),
+            evidence=ev(ctx, entries=[at(p) for p in single]),
+            fixes=[Fix("file", msg("TC618.pip_single_equals.fix"))],
         )
     if ctx.file.empty_pip_lines:
         yield finding(
