@@ -688,6 +688,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "deprecated_channel",
             "frozen",
             "frozen_fallback",
+            "other_os_package",
             "pip_name",
             "pytorch_cuda_for_torch",
             "pytorch_cuda_version",

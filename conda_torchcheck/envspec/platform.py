@@ -51,6 +51,30 @@ def file_oses(file: EnvFile) -> frozenset[str]:
     return frozenset(strong or weak)
 
 
+def os_only_packages(file: EnvFile) -> dict[str, list]:
+    """{OS: the file's conda entries that only that OS's subdirs publish} ([file_platform] packages)."""
+    table = _table()
+    out: dict[str, list] = {}
+    for dep in file.deps:
+        for os_ in OSES:
+            if dep.name in table["packages"][os_]:
+                out.setdefault(os_, []).append(dep)
+    return out
+
+
+def named_oses(file: EnvFile) -> frozenset[str]:
+    """The OSes the file's name, env name or header comment says it is for (the weak signs alone)."""
+    table = _table()
+    stems = (file.path.replace("\\", "/").rsplit("/", 1)[-1].lower(), (file.name or "").lower())
+    header = [ln for ln in file.text.splitlines()[: table["header_lines"]] if ln.lstrip().startswith("#")]
+    return frozenset(
+        os_
+        for os_ in OSES
+        if any(re.search(table["name"][os_], stem) for stem in stems)
+        or any(re.search(table["header"][os_], line, re.IGNORECASE) for line in header)
+    )
+
+
 def subdirs(oses: frozenset[str]) -> tuple[str, ...]:
     table = _table()
     return tuple(s for os_ in OSES if os_ in oses for s in table["subdir"][os_])

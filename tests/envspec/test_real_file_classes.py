@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conda_torchcheck.envspec import check_text, fix_file
+from conda_torchcheck.envspec import check_file, check_text, fix_file
 from conda_torchcheck.envspec.parse import parse_text
 
 
@@ -696,3 +696,19 @@ def test_a_single_equals_in_the_pip_list_stops_pip_reading_it():
     [f] = [f for f in check_text(text).findings if f.title.key == "TC618.pip_single_equals.title"]
     assert [e["line"] for e in f.evidence["entries"]] == [6]
     assert "TC618.pip_single_equals" not in keys(check_text(text.replace("auraloss=", "auraloss==")).findings)
+
+
+def test_packages_of_one_os_in_a_file_for_another():
+    # blind-l l025 / e031: a Linux export's _libgcc_mutex in environment_windows.yml
+    text = (
+        "name: t\nchannels:\n  - defaults\ndependencies:\n  - _libgcc_mutex=0.1=main\n  - python=3.8\n"
+        "  - pytorch=1.13.1\n"
+    )
+    ids = {f.title.key.rsplit(".title", 1)[0] for f in check_file(parse_text(text, "environment_windows.yml")).findings}
+    assert "TC605.other_os_package" in ids
+    assert "TC605.other_os_package" not in {
+        f.title.key.rsplit(".title", 1)[0] for f in check_file(parse_text(text, "environment_linux.yml")).findings
+    }
+    # two OSes' packages at once (blind-f f044: tapi, macOS only, in a Linux CUDA file's export with _libgcc_mutex)
+    both = text + "  - tapi=1100.0.11\n"
+    assert "TC605.other_os_package" in keys(check_file(parse_text(both, "environment.yml")).findings)

@@ -18,9 +18,43 @@ from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wa
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
+_OS_WORDS = {"win": "Windows", "osx": "macOS", "linux": "Linux"}
+
+
+def _other_os_packages(ctx: RuleContext) -> Iterator[Finding]:
+    """Packages only one OS's conda subdirs publish, in a file for another OS: an export's `_libgcc_mutex` in a
+    file named for Windows, a Mac's `appnope` beside another Mac-less sign, or packages of two OSes at once (no
+    platform has them all). conda env create stops with PackagesNotFoundError on the OS the file is for."""
+    from conda_torchcheck.envspec.platform import named_oses, os_only_packages
+
+    only = os_only_packages(ctx.file)
+    if not only:
+        return
+    named = named_oses(ctx.file)
+    if len(only) >= 2:
+        wrong = [d for os_ in only for d in only[os_]]
+        meant = ", ".join(_OS_WORDS[o] for o in only)
+    elif named and not (set(only) & named):
+        wrong = next(iter(only.values()))
+        meant = ", ".join(_OS_WORDS[o] for o in sorted(named))
+    else:
+        return
+    yield finding(
+        "TC605",
+        Severity.ERROR,
+        variant="other_os_package",
+        evidence=ev(
+            ctx, entries=[at(d) for d in wrong], os_only={_OS_WORDS[o]: [d.text for d in v] for o, v in only.items()}
+        ),
+        fixes=[Fix("file", msg("TC605.other_os_package.fix"))],
+        entries=", ".join(d.text for d in wrong),
+        oses=meant,
+    )
+
 
 def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
+    yield from _other_os_packages(ctx)
     if i.misnamed_torch is not None:
         yield finding(
             "TC605",
