@@ -63,7 +63,7 @@ def test_the_text_of_a_file_without_torch_shows_its_findings():
 def test_an_empty_dependency_item_is_an_error_and_the_rest_is_checked():
     text = "name: t\nchannels:\n  - pytorch\ndependencies:\n  - # CUDA below\n  - pytorch\n"
     result = found(text)
-    assert result["TC618.empty_item"].evidence["empty"] == [{"line": 5}]
+    assert result["TC618.empty_item"].evidence["lines"] == [{"line": 5}]
     assert any(k.startswith("TC611") for k in result)  # the unpinned pytorch on line 6 is still seen
 
 

@@ -34,24 +34,22 @@ def file_keys(ctx: RuleContext) -> Iterator[Finding]:
             evidence=ev(ctx, ignored=[{"line": line, "key": key} for key, line in ignored]),
             fixes=[Fix("file", msg("TC618.ignored_key.fix"))],
         )
-    if ctx.file.empty_dep_lines:
-        yield finding(
-            "TC618",
-            Severity.ERROR,
-            variant="empty_item",
-            lines=", ".join(str(n) for n in ctx.file.empty_dep_lines),
-            evidence=ev(ctx, empty=[{"line": n} for n in ctx.file.empty_dep_lines]),
-            fixes=[Fix("file", msg("TC618.empty_item.fix"))],
-        )
-    if ctx.file.dropped_pip_lines:
-        yield finding(
-            "TC618",
-            Severity.ERROR,
-            variant="dropped_pip_list",
-            lines=", ".join(str(n) for n in ctx.file.dropped_pip_lines),
-            evidence=ev(ctx, dropped=[{"line": n} for n in ctx.file.dropped_pip_lines]),
-            fixes=[Fix("file", msg("TC618.dropped_pip_list.fix"))],
-        )
+    # items conda reads as something else than the file meant, each by its lines: empty dependency items (a
+    # TypeError), an earlier `- pip:` list a later one replaces, empty items in the pip list (a TypeError at pip)
+    for variant, lines, fix_key in (
+        ("empty_item", ctx.file.empty_dep_lines, "TC618.empty_item.fix"),
+        ("dropped_pip_list", ctx.file.dropped_pip_lines, "TC618.dropped_pip_list.fix"),
+        ("empty_pip_item", ctx.file.empty_pip_lines, "TC618.empty_item.fix"),
+    ):
+        if lines:
+            yield finding(
+                "TC618",
+                Severity.ERROR,
+                variant=variant,
+                lines=", ".join(str(n) for n in lines),
+                evidence=ev(ctx, lines=[{"line": n} for n in lines]),
+                fixes=[Fix("file", msg(fix_key))],
+            )
     single = [
         p
         for p in ctx.file.pip or ()
@@ -69,15 +67,6 @@ def file_keys(ctx: RuleContext) -> Iterator[Finding]:
             entries=", ".join(p.text for p in single),
             evidence=ev(ctx, entries=[at(p) for p in single]),
             fixes=[Fix("file", msg("TC618.pip_single_equals.fix"))],
-        )
-    if ctx.file.empty_pip_lines:
-        yield finding(
-            "TC618",
-            Severity.ERROR,
-            variant="empty_pip_item",
-            lines=", ".join(str(n) for n in ctx.file.empty_pip_lines),
-            evidence=ev(ctx, empty=[{"line": n} for n in ctx.file.empty_pip_lines]),
-            fixes=[Fix("file", msg("TC618.empty_item.fix"))],
         )
     name = ctx.file.name
     if name is None:
