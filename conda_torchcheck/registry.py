@@ -787,6 +787,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
             "empty_pip_item",
             "dropped_pip_list",
             "pip_single_equals",
+            "conda_mapping",
         ),
     ),
     FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),

@@ -122,6 +122,8 @@ class EnvFile:
     empty_pip_lines: tuple[int, ...] = ()
     #: lines of earlier `- pip:` items that a later one replaces (conda installs only the last pip list)
     dropped_pip_lines: tuple[int, ...] = ()
+    #: `- conda:` mappings in dependencies: (its line, the lines of the conda entries before it, which it replaces)
+    conda_mappings: tuple[tuple[int, tuple[int, ...]], ...] = ()
     pip_index: int | None = None  # position of the {pip: [...]} item in dependencies
     uses_aliases: bool = False
     root: Any = field(default=None, compare=False, repr=False)
@@ -354,6 +356,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
     empty: list[int] = []
     empty_pip: list[int] = []
     dropped_pip: list[int] = []
+    conda_mappings: list[tuple[int, tuple[int, ...]]] = []
     node = values.get("dependencies")
     has_deps = node is not None
     if node is not None and _kind(node) != "empty":
@@ -398,6 +401,11 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
                         pip = tuple(items)
                 else:
                     others.append(index)
+                if "conda" in keys:
+                    # conda's Dependencies.parse: dict.update, so a `- conda:` mapping replaces the conda list read
+                    # so far (python=3.9 above it is dropped) and later entries join the mapping's list (kept as
+                    # an opaque item here; TC618 says what conda drops)
+                    conda_mappings.append((item.start_mark.line + 1, tuple(d.where.line for d in deps)))
             elif kind == "empty":
                 # kept (never touched) and reported by TC618, so the rest of the file is still checked
                 others.append(index)
@@ -419,6 +427,7 @@ def _parse_text(text: str, path: str, *, encoding: str, bom: bool) -> EnvFile:
         empty_dep_lines=tuple(empty),
         empty_pip_lines=tuple(empty_pip),
         dropped_pip_lines=tuple(dropped_pip),
+        conda_mappings=tuple(conda_mappings),
         pip_index=pip_index,
         uses_aliases=aliased,
         root=root,

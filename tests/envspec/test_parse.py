@@ -134,6 +134,12 @@ def test_a_second_pip_list_replaces_the_first_as_conda_reads_it():
     assert file.pip_index == 2 and file.other_dep_items == (0,)
 
 
+def test_a_conda_mapping_is_recorded_with_the_entries_it_replaces():
+    # blind-m m034: conda 26.7.1's Dependencies.parse keeps the mapping's list, python=3.9 above it is dropped
+    file = parse_text("dependencies:\n  - python=3.9\n  - pip\n  - conda:\n    - pytorch\n", "env.yml")
+    assert file.conda_mappings == ((4, (2, 3)),)
+
+
 def test_errors_are_translated():
     from conda_torchcheck.messages import set_language
 

@@ -712,3 +712,14 @@ def test_packages_of_one_os_in_a_file_for_another():
     # two OSes' packages at once (blind-f f044: tapi, macOS only, in a Linux CUDA file's export with _libgcc_mutex)
     both = text + "  - tapi=1100.0.11\n"
     assert "TC605.other_os_package" in keys(check_file(parse_text(both, "environment.yml")).findings)
+
+
+def test_cuda_libraries_pinned_to_nvidias_builds_come_from_nvidia_whatever_the_order():
+    text = (
+        "name: t\nchannels:\n  - conda-forge\n  - nvidia\n  - pytorch\ndependencies:\n"
+        "  - pytorch::pytorch=2.2.2=py3.10_cuda12.1_cudnn8_0\n  - pytorch-cuda=12.1\n"
+        "  - cuda-cudart=12.1.105=0\n  - libcublas=12.1.0.26=0\n"
+    )
+    assert "TC602.nvidia" not in _ids(text)
+    # one of them a conda-forge build (hashed): the mix did happen (blind-m m015's libcurand)
+    assert "TC602.nvidia" in _ids(text + "  - libcurand=10.4.2.51=hd7d98ca_0\n")

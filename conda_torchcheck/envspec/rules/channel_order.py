@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import Intent, build_builder, on_pytorch_channel
+from conda_torchcheck.envspec.intent import Intent, build_builder, facts, on_pytorch_channel
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, channels_ev, defaults_first, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -38,7 +39,11 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
                 Severity.ERROR,
                 variant="pytorch",
                 evidence=ev(
-                    ctx, channels=channels_ev(ctx), selectors=[at(d) for d in (*i.selectors, *i.cuda_packages)]
+                    ctx,
+                    channels=channels_ev(ctx),
+                    selectors=[at(d) for d in (*i.selectors, *i.cuda_packages)],
+                    # the entries that come from the wrong channel, and that the fix prefixes
+                    entries=[at(i.deps[n]) for n in ("pytorch", "torchvision", "torchaudio") if n in i.deps],
                 ),
                 fixes=[ctx.rewrite_fix("TC602.pytorch.fix", channel=first.text)],
                 channel=first.text,
@@ -67,7 +72,7 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
         )
     # conda-forge has the split CUDA packages from 12.0 only; for pytorch-cuda 11.x they come from nvidia anyway
     if "pytorch-cuda" in i.deps and "nvidia" in names and "conda-forge" in names and _pytorch_cuda_major(i) != 11:
-        if names.index("conda-forge") < names.index("nvidia"):
+        if names.index("conda-forge") < names.index("nvidia") and not _cuda_pinned_to_nvidia_builds(ctx):
             yield finding(
                 "TC602",
                 Severity.WARNING,
@@ -75,6 +80,15 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
                 evidence=ev(ctx, channels=channels_ev(ctx), entry=at(i.deps["pytorch-cuda"])),
                 fixes=[ctx.rewrite_fix("TC602.nvidia.fix")],
             )
+
+
+def _cuda_pinned_to_nvidia_builds(ctx: RuleContext) -> bool:
+    """pytorch-cuda's CUDA runtime packages pinned to the nvidia channel's builds (an export's `cuda-cudart=12.1.105=0`:
+    nvidia's build strings are a bare build number, conda-forge's are hashed): only nvidia has those, whichever
+    channel is listed first."""
+    names = set(facts().get("pytorch_cuda_libraries", {}).get("names", ()))
+    pinned = [d for d in ctx.file.deps if d.name in names and d.spec is not None and d.spec.exact and d.spec.build]
+    return bool(pinned) and all(re.fullmatch(r"\d+", d.spec.build or "") for d in pinned)
 
 
 RULE = Rule.declared(__name__, channel_order)

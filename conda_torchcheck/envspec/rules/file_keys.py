@@ -50,6 +50,15 @@ def file_keys(ctx: RuleContext) -> Iterator[Finding]:
                 evidence=ev(ctx, lines=[{"line": n} for n in lines]),
                 fixes=[Fix("file", msg(fix_key))],
             )
+    for line, replaced in ctx.file.conda_mappings:
+        yield finding(
+            "TC618",
+            Severity.WARNING,
+            variant="conda_mapping",
+            line=line,
+            evidence=ev(ctx, mapping={"line": line}, replaced=[{"line": n} for n in replaced]),
+            fixes=[Fix("file", msg("TC618.conda_mapping.fix"))],
+        )
     single = [
         p
         for p in ctx.file.pip or ()
