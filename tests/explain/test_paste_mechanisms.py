@@ -140,6 +140,41 @@ WSL_CUDNN = (
             ),
             "ffmpeg-libraries-missing",
         ),
+        # blind-g g007 (CTranslate2 loading cuDNN), c050/c051: libcudnn was found, what it opens by name was not
+        (
+            (
+                "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared "
+                "object file: No such file or directory"
+            ),
+            "linux-library-missing",
+        ),
+        # blind-g g026: "import torchtextを実行すると" then libtorch_cpu.so missing: torchtext built for another torch
+        (
+            "import torchtextを実行すると、\n\nOSError: libtorch_cpu.so: cannot open shared object file: No such file",
+            "torchvision-torch-mismatch",
+        ),
+        # blind-j j006: torch.Generator("cuda") on Windows' CPU wheel
+        (
+            "RuntimeError: Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into two",
+            "cpu-build-installed",
+        ),
+        # blind-e e033: a requirements file's Linux wheel on a Mac
+        (
+            (
+                "building the sample app on a mac\n"
+                "torch-1.0.0-cp37-cp37m-linux_x86_64.whl is not a supported wheel on this platform."
+            ),
+            "wheel-for-other-platform",
+        ),
+        # blind-e e038: libtorchaudio.pyd "or one of its dependencies": torchaudio built for another torch
+        (
+            (
+                "FileNotFoundError: Could not find module 'C:\\Users\\u\\AppData\\Local\\Programs\\Python\\"
+                "Python310\\Lib\\site-packages\\torchaudio\\lib\\libtorchaudio.pyd' (or one of its "
+                "dependencies). Try using the full path with constructor syntax."
+            ),
+            "torchvision-torch-mismatch",
+        ),
     ],
 )
 def test_the_first_cause(text, first):
@@ -265,43 +300,3 @@ def test_classic_condas_requested_package_conflict_report():
         "  - feature:/linux-64::__cuda==10.1=0\n\nPackage __cuda conflicts for:\npytorch -> __cuda\n"
     )
     assert explain(cuda).likely_causes[0] == "driver-older-than-build"
-
-
-def test_cudnns_own_dlopen_of_a_sub_library_is_a_search_path_problem():
-    # blind-g g007 (CTranslate2 loading cuDNN), c050/c051: libcudnn was found, what it opens by name was not
-    text = (
-        "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared "
-        "object file: No such file or directory"
-    )
-    assert explain(text).likely_causes[0] == "linux-library-missing"
-
-
-def test_the_import_told_in_words_names_the_companion():
-    # blind-g g026: "import torchtextを実行すると" then libtorch_cpu.so missing: torchtext built for another torch
-    text = "import torchtextを実行すると、\n\nOSError: libtorch_cpu.so: cannot open shared object file: No such file"
-    assert explain(text).likely_causes[0] == "torchvision-torch-mismatch"
-
-
-def test_a_cpu_builds_own_words_about_aten_cuda():
-    # blind-j j006: torch.Generator("cuda") on Windows' CPU wheel
-    text = "RuntimeError: Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into two"
-    assert explain(text).likely_causes[0] == "cpu-build-installed"
-
-
-def test_a_wheel_url_for_another_os_than_the_pastes():
-    # blind-e e033: a requirements file's Linux wheel on a Mac
-    text = (
-        "building the sample app on a mac\n"
-        "torch-1.0.0-cp37-cp37m-linux_x86_64.whl is not a supported wheel on this platform."
-    )
-    assert explain(text).likely_causes[0] == "wheel-for-other-platform"
-
-
-def test_torchaudios_own_extension_on_windows_is_the_pair():
-    # blind-e e038: libtorchaudio.pyd "or one of its dependencies": torchaudio built for another torch
-    text = (
-        "FileNotFoundError: Could not find module 'C:\\Users\\u\\AppData\\Local\\Programs\\Python\\Python310\\Lib\\"
-        "site-packages\\torchaudio\\lib\\libtorchaudio.pyd' (or one of its dependencies). Try using the full path with "
-        "constructor syntax."
-    )
-    assert explain(text).likely_causes[0] == "torchvision-torch-mismatch"
