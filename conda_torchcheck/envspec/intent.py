@@ -408,6 +408,14 @@ class Intent:
         return any(n in self.deps for n in (*CONDA_TORCH, *CONDA_FORGE_SELECTORS, "libtorch"))
 
     @property
+    def torch_metapackage(self) -> CondaDep | None:
+        """The package standing for conda's torch when there is no pytorch entry: the pytorch channel's
+        pytorch-cpu (its 0.4-1.1 CPU package), conda-forge's pytorch-cpu / pytorch-gpu metapackages."""
+        if "pytorch" in self.deps or self.misnamed_torch is not None:
+            return None
+        return next((self.deps[n] for n in CONDA_FORGE_SELECTORS if n in self.deps), None)
+
+    @property
     def has_pip_torch(self) -> bool:
         return any(n in self.pip for n in PIP_TORCH)
 

@@ -120,15 +120,3 @@ def driver_runs_cuda(driver: str, cuda: str, os_name: str | None = None) -> bool
         else:
             answers.add(None if own is None else have >= _driver_key(own))
     return answers.pop() if len(answers) == 1 else None
-
-
-def newest_cuda_for_driver(driver: str, os_name: str | None = None) -> str | None:
-    """The newest CUDA toolkit whose own driver ``driver`` reaches (what nvidia-smi prints as "CUDA Version")."""
-    have = _driver_key(driver)
-    best: tuple[int, ...] | None = None
-    for cuda, row in toolkit_drivers().items():
-        need = row.on(os_name) if os_name in ("linux", "windows") else row.linux
-        if need is not None and have >= _driver_key(need):
-            key = _driver_key(cuda)
-            best = key if best is None or key > best else best
-    return ".".join(str(p) for p in best) if best else None

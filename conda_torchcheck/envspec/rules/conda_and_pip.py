@@ -21,9 +21,7 @@ def _pip_satisfied_by(item: PipItem, version: str | None) -> bool:
 def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     conda_names = [n for n in CONDA_TORCH if n in i.deps]
-    # the package standing for conda's torch when there is no pytorch entry: the pytorch channel's pytorch-cpu
-    # (0.4-1.1), conda-forge's pytorch-cpu / pytorch-gpu metapackages
-    torch_meta = next((i.deps[n] for n in ("pytorch-cpu", "pytorch-gpu") if n in i.deps), None)
+    torch_meta = i.torch_metapackage
     if not conda_names and i.misnamed_torch is None and torch_meta is None:
         yield from _conda_dependency(ctx)
         return

@@ -44,13 +44,12 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
             continue
         conda_loose.append(dep)
     meta_loose: list[CondaDep] = []
-    if "pytorch" not in i.deps and i.misnamed_torch is None:
-        # the package standing for pytorch with no version: conda-forge's metapackage (`pytorch-gpu` alone), or on
-        # the pytorch channel `pytorch-cpu`, its 0.4-1.1 CPU package itself; the frozen channel's resolution of
-        # pytorch does not tell which release either brings
-        meta = next((i.deps[n] for n in ("pytorch-gpu", "pytorch-cpu") if n in i.deps), None)
-        if meta is not None and meta.spec is not None and meta.spec.version in (None, "*"):
-            meta_loose.append(meta)
+    # the package standing for pytorch with no version: conda-forge's metapackage (`pytorch-gpu` alone), or on the
+    # pytorch channel `pytorch-cpu`, its 0.4-1.1 CPU package itself; the frozen channel's resolution of pytorch
+    # does not tell which release either brings
+    meta = i.torch_metapackage
+    if meta is not None and meta.spec is not None and meta.spec.version in (None, "*"):
+        meta_loose.append(meta)
     pip_loose: list[PipItem] = []
     for name in PIP_TORCH:
         item = i.pip.get(name)
