@@ -387,6 +387,12 @@ RULES: tuple[Emitter, ...] = (
     Emitter(
         "envspec.pip_requires", _RULES + "pip_requires", "pip pins the pinned torch's own wheel refuses", kind=RULE
     ),
+    Emitter(
+        "envspec.pip_unservable",
+        _RULES + "pip_unservable",
+        "pip requirements no index the file names can serve",
+        kind=RULE,
+    ),
     Emitter("envspec.family_channels", _RULES + "family_channels", "the torch family from two builders", kind=RULE),
     Emitter(
         "envspec.cudatoolkit",
@@ -793,6 +799,13 @@ FINDINGS: tuple[FindingSpec, ...] = (
     FindingSpec("TC619", WARNING, "envspec.torch_by_dependency", "torch only as another package's dependency"),
     FindingSpec("TC620", WARNING, "envspec.exact_python", "`python==X.Y` matches only Python X.Y.0"),
     FindingSpec("TC621", ERROR, "envspec.pip_requires", "a pip pin torch's own wheel requires another release of"),
+    FindingSpec(
+        "TC622",
+        ERROR,
+        "envspec.pip_unservable",
+        "a pip requirement no index the file names serves",
+        variants=("local_version", "not_listed"),
+    ),
     FindingSpec(
         "TC701",
         ERROR,

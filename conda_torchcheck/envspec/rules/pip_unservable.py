@@ -1,0 +1,112 @@
+"""TC622: a pip requirement that no index the file names can serve. conda runs the pip list as one
+``pip install -r`` file [CONDA], so one requirement pip cannot find stops the whole pip step ("No matching
+distribution found") and the env is left without everything after it, torch often among it.
+
+Two ways pip cannot find one, from what the file itself says about its indexes (PyPI, unless it names others):
+
+- a local version (``dgl==1.1.0+cu113``): PyPI refuses uploads with a local version label (PEP 440), so only the
+  project's own index or page of links has it;
+- a name PyPI's project list does not have (``detectron2``, ``tinycudann``, ``en-core-web-sm``: projects installed
+  from a git URL or their own wheel pages, frozen by name): said as "not in the list of <month>", a warning, with
+  the command that decides (``pip index versions``), since the list is of one day.
+
+Left alone: a file that names another index (the PyTorch index serves more projects than the torch family:
+xformers, fbgemm-gpu, torchao ...), a page of links or a nested requirements file (any of them may carry the
+project), requirements by URL or path, and what TC607 speaks for (the torch family's local versions, PyG's compiled
+extensions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conda_torchcheck.envspec.intent import facts
+from conda_torchcheck.envspec.parse import PipItem
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.findings import Finding, Fix, Severity, finding
+from conda_torchcheck.messages import msg
+
+_INDEX_OPTIONS = ("--index-url", "--extra-index-url", "--find-links", "--no-index")
+
+
+def _pypi(url: str) -> bool:
+    """PyPI itself or a mirror of it (pypi.org/simple, mirrors.aliyun.com/pypi/simple, pypi.tuna.tsinghua.edu.cn)."""
+    u = url.strip().rstrip("/").lower()
+    return u.endswith("pypi.org/simple") or u.endswith("/pypi/simple") or ("pypi" in u and u.endswith("/simple"))
+
+
+def _pypi_only(items: tuple[PipItem, ...]) -> bool:
+    """Whether every index the pip list names is PyPI (or a mirror of it)."""
+    for item in items:
+        line = item.line
+        if line.kind == "other" and line.option in ("--requirement", "--constraint"):
+            return False  # a nested file may name any index
+        if line.kind == "requirement" and any(f" {o}" in f" {item.text}" for o in ("-f", "-i", *_INDEX_OPTIONS)):
+            return False  # an option on the requirement's own line (pip's reading of it aside)
+        if line.kind != "option" or line.option not in _INDEX_OPTIONS:
+            continue
+        if line.option == "--no-index" or not line.value or not _pypi(line.value):
+            return False
+    return True
+
+
+def _tc607s(name: str) -> bool:
+    """The projects TC607 speaks for: the torch index's own (their +cuXXX versions) and PyG's compiled extensions."""
+    pip = facts()["pip"]
+    return (
+        name in pip["index_carries"]
+        or name.startswith(tuple(pip["index_carries_prefixes"]))
+        or name in facts()["co_constraints"]["pip_torch_extensions"]
+    )
+
+
+def pip_unservable(ctx: RuleContext) -> Iterator[Finding]:
+    from conda_torchcheck.knowledge.pypi_names import name_list
+
+    if not _pypi_only(ctx.file.pip or ()):
+        return
+    names = None
+    for item in ctx.file.pip_requirements():
+        line = item.line
+        name = line.name
+        if not name or line.url:
+            continue
+        exact = line.exact
+        if _tc607s(name) and exact and "+" in exact:
+            continue
+        if exact and "+" in exact:
+            tag = exact.split("+", 1)[1]
+            yield finding(
+                "TC622",
+                Severity.ERROR,
+                variant="local_version",
+                evidence=ev(ctx, entry=at(item)),
+                fixes=[Fix("file", msg("TC622.local_version.fix", package=name, version_tag=tag))],
+                entry=item.text,
+                package=name,
+                version=exact,
+                version_tag=tag,
+            )
+            continue
+        if names is None:
+            names = name_list()
+            if names is None:
+                return
+        if not names.may_serve(name):
+            yield finding(
+                "TC622",
+                Severity.WARNING,
+                variant="not_listed",
+                evidence=ev(
+                    ctx,
+                    entry=at(item),
+                    pypi_list=f"{names.source}, {names.listed}",
+                    decide=f"pip index versions {name}",
+                ),
+                fixes=[Fix("file", msg("TC622.not_listed.fix", package=name))],
+                entry=item.text,
+                package=name,
+                listed=names.listed,
+            )
+
+
+RULE = Rule.declared(__name__, pip_unservable)

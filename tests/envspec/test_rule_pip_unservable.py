@@ -1,0 +1,52 @@
+"""TC622: pip requirements no index of the file serves (a local version PyPI refuses, a name PyPI's list lacks)."""
+
+from __future__ import annotations
+
+from conda_torchcheck.knowledge.pypi_names import name_list
+from tests.envspec.test_rules import CF, env, found
+
+BASE = ["python=3.11", "pytorch=2.5.1", "pip"]
+
+
+def test_a_local_version_from_another_project_needs_its_page():
+    # blind-k k035: dgl==1.1.0+cu113 with no -f https://data.dgl.ai/wheels/cu113/repo.html
+    f = found(env(CF, BASE, ["numpy==1.26.4", "dgl==1.1.0+cu113"]))["TC622.local_version"]
+    assert f.severity.value == "error" and f.evidence["entry"] == {"line": 11, "entry": "dgl==1.1.0+cu113"}
+
+
+OTHER_SOURCES = (
+    "-f https://data.dgl.ai/wheels/cu113/repo.html",
+    "--extra-index-url https://example.org/simple",
+    "--index-url https://download.pytorch.org/whl/cu118",  # the torch index serves xformers, torchao ... too
+    "-r requirements.txt",
+    "--no-index",
+)
+
+
+def test_a_page_or_another_index_may_carry_it():
+    for option in OTHER_SOURCES:
+        assert not any(k.startswith("TC622") for k in found(env(CF, BASE, [option, "dgl==1.1.0+cu113"])))
+    # a PyPI mirror is PyPI
+    mirror = "-i https://pypi.tuna.tsinghua.edu.cn/simple"
+    assert "TC622.local_version" in found(env(CF, BASE, [mirror, "dgl==1.1.0+cu113"]))
+
+
+def test_tc607_speaks_for_the_torch_family_and_pyg_extensions():
+    keys = found(env(CF, ["python=3.11", "pip"], ["torch==2.3.0+cu121", "torch-scatter==2.1.2+pt23cu121"]))
+    assert "TC607.missing" in keys and not any(k.startswith("TC622") for k in keys)
+
+
+def test_a_name_pypi_does_not_list_is_a_warning_that_names_the_decider():
+    # blind-l l034 (detectron2), blind-m m008 (tinycudann), m003 (spaCy's en-core-web-sm)
+    for name in ("detectron2==0.6", "tinycudann==1.7", "en-core-web-sm==3.7.1", "pkg-resources==0.0.0"):
+        f = found(env(CF, BASE, [name]))["TC622.not_listed"]
+        package = name.split("==")[0]
+        assert f.severity.value == "warning" and f.evidence["decide"] == f"pip index versions {package}"
+    for served in ("numpy==1.26.4", "Flash_Attn==2.5.8", "install==1.3.5", "git+https://github.com/x/y.git"):
+        assert not any(k.startswith("TC622") for k in found(env(CF, BASE, [served])))
+
+
+def test_the_shipped_list_is_whole_and_answers_for_the_projects_it_has():
+    names = name_list()
+    assert names is not None and names.names > 800_000 and names.listed
+    assert all(names.may_serve(n) for n in ("torch", "torchvision", "Torch_Scatter", "nvidia-cudnn-cu12", "pip"))
