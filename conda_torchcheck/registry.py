@@ -393,6 +393,12 @@ RULES: tuple[Emitter, ...] = (
         "pip requirements no index the file names can serve",
         kind=RULE,
     ),
+    Emitter(
+        "envspec.pip_build_needs_torch",
+        _RULES + "pip_build_needs_torch",
+        "pip source builds that import torch, which pip's isolated build lacks",
+        kind=RULE,
+    ),
     Emitter("envspec.family_channels", _RULES + "family_channels", "the torch family from two builders", kind=RULE),
     Emitter(
         "envspec.cudatoolkit",
@@ -805,6 +811,12 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "envspec.pip_unservable",
         "a pip requirement no index the file names serves",
         variants=("local_version", "not_listed"),
+    ),
+    FindingSpec(
+        "TC623",
+        ERROR,
+        "envspec.pip_build_needs_torch",
+        "a pip requirement whose build imports torch, which pip's build lacks",
     ),
     FindingSpec(
         "TC701",

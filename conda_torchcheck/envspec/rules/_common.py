@@ -106,3 +106,35 @@ def wants_pytorch_channel(i: Intent) -> bool:
         return True
     names = i.file.channel_names
     return bool((i.selectors or i.cuda_packages) and "pytorch" in names) or defaults_first(i) is not None
+
+
+_INDEX_OPTIONS = ("--index-url", "--extra-index-url", "--find-links", "--no-index")
+
+
+def _pypi(url: str) -> bool:
+    """PyPI itself or a mirror of it (pypi.org/simple, mirrors.aliyun.com/pypi/simple, pypi.tuna.tsinghua.edu.cn)."""
+    u = url.strip().rstrip("/").lower()
+    return u.endswith("pypi.org/simple") or u.endswith("/pypi/simple") or ("pypi" in u and u.endswith("/simple"))
+
+
+def pip_sources_known(items: tuple[PipItem, ...], *, torch_index: bool = False) -> bool:
+    """Whether every index the pip list names is PyPI (or a mirror of it), or with ``torch_index`` the PyTorch index:
+    another index, a page of links (-f), --no-index or a nested requirements file (-r, -c) may carry anything."""
+    from conda_torchcheck.envspec.matchspec import torch_index as torch_index_of
+
+    for item in items:
+        line = item.line
+        if line.kind == "other" and line.option in ("--requirement", "--constraint"):
+            return False
+        if line.kind == "requirement" and any(f" {o}" in f" {item.text}" for o in ("-f", "-i", *_INDEX_OPTIONS)):
+            return False  # an option on the requirement's own line (pip's reading of it aside)
+        if line.kind != "option" or line.option not in _INDEX_OPTIONS:
+            continue
+        if line.option == "--no-index" or not line.value:
+            return False
+        if _pypi(line.value):
+            continue
+        if torch_index and line.option != "--find-links" and torch_index_of(line.value) is not None:
+            continue
+        return False
+    return True

@@ -20,33 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.intent import facts
-from conda_torchcheck.envspec.parse import PipItem
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, pip_sources_known
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
-
-_INDEX_OPTIONS = ("--index-url", "--extra-index-url", "--find-links", "--no-index")
-
-
-def _pypi(url: str) -> bool:
-    """PyPI itself or a mirror of it (pypi.org/simple, mirrors.aliyun.com/pypi/simple, pypi.tuna.tsinghua.edu.cn)."""
-    u = url.strip().rstrip("/").lower()
-    return u.endswith("pypi.org/simple") or u.endswith("/pypi/simple") or ("pypi" in u and u.endswith("/simple"))
-
-
-def _pypi_only(items: tuple[PipItem, ...]) -> bool:
-    """Whether every index the pip list names is PyPI (or a mirror of it)."""
-    for item in items:
-        line = item.line
-        if line.kind == "other" and line.option in ("--requirement", "--constraint"):
-            return False  # a nested file may name any index
-        if line.kind == "requirement" and any(f" {o}" in f" {item.text}" for o in ("-f", "-i", *_INDEX_OPTIONS)):
-            return False  # an option on the requirement's own line (pip's reading of it aside)
-        if line.kind != "option" or line.option not in _INDEX_OPTIONS:
-            continue
-        if line.option == "--no-index" or not line.value or not _pypi(line.value):
-            return False
-    return True
 
 
 def _tc607s(name: str) -> bool:
@@ -62,7 +38,7 @@ def _tc607s(name: str) -> bool:
 def pip_unservable(ctx: RuleContext) -> Iterator[Finding]:
     from conda_torchcheck.knowledge.pypi_names import name_list
 
-    if not _pypi_only(ctx.file.pip or ()):
+    if not pip_sources_known(ctx.file.pip or ()):
         return
     names = None
     for item in ctx.file.pip_requirements():

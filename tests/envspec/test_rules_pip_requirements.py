@@ -1,4 +1,5 @@
-"""TC622: pip requirements no index of the file serves (a local version PyPI refuses, a name PyPI's list lacks)."""
+"""TC622 (pip requirements no index of the file serves: a local version PyPI refuses, a name PyPI's list lacks) and
+TC623 (an sdist whose build imports torch, which pip's isolated build lacks)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,15 @@ def test_the_shipped_list_is_whole_and_answers_for_the_projects_it_has():
     names = name_list()
     assert names is not None and names.names > 800_000 and names.listed
     assert all(names.may_serve(n) for n in ("torch", "torchvision", "Torch_Scatter", "nvidia-cudnn-cu12", "pip"))
+
+
+def test_flash_attn_from_pypi_cannot_build_under_isolation():
+    # blind-k k028 / k033: flash-attn==2.8.0.post2 beside a pip torch; pip's isolated build has no torch
+    f = found(env(CF, ["python=3.11", "pip"], ["torch==2.7.1", "flash-attn==2.8.0.post2"]))["TC623"]
+    assert f.severity.value == "error" and f.evidence["entry"]["entry"] == "flash-attn==2.8.0.post2"
+    assert "--no-build-isolation" in str(f.fixes[0].to_dict()["summary"])
+    wheel = "flash-attn @ https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl"
+    for fine in ([wheel], ["-f https://example.org/wheels", "flash-attn==2.8.3"]):
+        assert "TC623" not in found(env(CF, ["python=3.11", "pip"], ["torch==2.7.1", *fine]))
+    torch_index = ["--extra-index-url https://download.pytorch.org/whl/cu126", "torch==2.7.1", "flash-attn==2.8.3"]
+    assert "TC623" in found(env(CF, ["python=3.11", "pip"], torch_index))
