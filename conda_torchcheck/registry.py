@@ -810,7 +810,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.pip_unservable",
         "a pip requirement no index the file names serves",
-        variants=("local_version", "not_listed"),
+        variants=("local_version", "not_listed", "git_protocol", "invalid_requirement"),
     ),
     FindingSpec(
         "TC623",

@@ -469,6 +469,9 @@ class PipLine:
     value: str | None = None
     marker: str | None = None
     extras: str = ""
+    #: packaging's PEP 508 parser (what pip reads requirements with) takes the line; False for a line read by the
+    #: looser fallback (``flask-sqlalchemy==3.1.1s``, ``opencv-python>=4.5.*``), which current pip refuses
+    pep508: bool = True
 
     @property
     def exact(self) -> str | None:
@@ -588,6 +591,7 @@ def parse_pip_line(text: str) -> PipLine:
         url=m.group("url"),
         marker=(m.group("marker") or "").strip() or None,
         extras=m.group("extras") or "",
+        pep508=False,
     )
 
 

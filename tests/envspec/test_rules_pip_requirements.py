@@ -63,3 +63,17 @@ def test_flash_attn_from_pypi_cannot_build_under_isolation():
         assert "TC623" not in found(env(CF, ["python=3.11", "pip"], ["torch==2.7.1", *fine]))
     torch_index = ["--extra-index-url https://download.pytorch.org/whl/cu126", "torch==2.7.1", "flash-attn==2.8.3"]
     assert "TC623" in found(env(CF, ["python=3.11", "pip"], torch_index))
+
+
+def test_lines_pip_cannot_act_on_whatever_the_index():
+    # blind-n n007/n008/n031 (git+git://github.com/deepmind/dm_control.git), n029 (flask-sqlalchemy==3.1.1s)
+    pip = ["-f https://example.org/wheels", "git+git://github.com/deepmind/dm_control.git", "flask-sqlalchemy==3.1.1s"]
+    keys = found(env(CF, BASE, pip))
+    fix = keys["TC622.git_protocol"].fixes[0].to_dict()["summary"]
+    assert "git+https://github.com/deepmind/dm_control.git" in str(fix)
+    assert "Expected" in keys["TC622.invalid_requirement"].evidence["reason"]
+    fine = ["git+https://github.com/deepmind/dm_control.git", "elasticsearch-dsl>=7,<8", "git+git://example.org/x.git"]
+    assert not any(k.startswith("TC622") for k in found(env(CF, BASE, ["-f https://example.org/w", *fine])))
+    # conda's `=` in a pip list is TC618's
+    keys = found(env(CF, BASE, ["auraloss=0.4.0"]))
+    assert "TC618.pip_single_equals" in keys and "TC622.invalid_requirement" not in keys

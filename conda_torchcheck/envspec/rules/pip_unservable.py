@@ -17,12 +17,25 @@ extensions)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, pip_sources_known
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
+
+#: git:// on github.com, alone or as pip's VCS scheme (`git+git://github.com/deepmind/dm_control.git`)
+_GIT_PROTOCOL = re.compile(r"(?:git\+)?git://(?:www\.)?github\.com/\S*", re.IGNORECASE)
+
+
+def _single_equals(spec: str) -> bool:
+    """`auraloss=0.4.0`: TC618 says what conda and pip make of it."""
+    return spec.startswith("=") and not spec.startswith("==")
+
+
+def _https(url: str) -> str:
+    return re.sub(r"^(?:git\+)?git://", "git+https://", url, flags=re.IGNORECASE)
 
 
 def _tc607s(name: str) -> bool:
@@ -35,16 +48,56 @@ def _tc607s(name: str) -> bool:
     )
 
 
+def _unreadable(ctx: RuleContext) -> Iterator[Finding]:
+    """Lines pip cannot act on whatever its indexes: a requirement current pip does not parse, and a github.com
+    URL over git://, which GitHub stopped serving on 2022-03-15 [GH-GIT]."""
+    for item in ctx.file.pip or ():
+        line = item.line
+        git = _GIT_PROTOCOL.search(item.text)
+        if git is not None:
+            url = git.group(0)
+            yield finding(
+                "TC622",
+                Severity.ERROR,
+                variant="git_protocol",
+                evidence=ev(ctx, entry=at(item)),
+                fixes=[Fix("file", msg("TC622.git_protocol.fix", url=url, https=_https(url)))],
+                entry=item.text,
+            )
+        elif line.kind == "requirement" and not line.pep508 and not _single_equals(line.version_spec):
+            reason = _pep508_error(item.text)
+            yield finding(
+                "TC622",
+                Severity.ERROR,
+                variant="invalid_requirement",
+                evidence=ev(ctx, entry=at(item), reason=reason),
+                fixes=[Fix("file", msg("TC622.invalid_requirement.fix"))],
+                entry=item.text,
+                reason=reason,
+            )
+
+
+def _pep508_error(text: str) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        Requirement(text.split(" #", 1)[0].strip())
+    except InvalidRequirement as exc:
+        return str(exc).splitlines()[0]
+    return ""
+
+
 def pip_unservable(ctx: RuleContext) -> Iterator[Finding]:
     from conda_torchcheck.knowledge.pypi_names import name_list
 
+    yield from _unreadable(ctx)
     if not pip_sources_known(ctx.file.pip or ()):
         return
     names = None
     for item in ctx.file.pip_requirements():
         line = item.line
         name = line.name
-        if not name or line.url:
+        if not name or line.url or not line.pep508:
             continue
         exact = line.exact
         if _tc607s(name) and exact and "+" in exact:
