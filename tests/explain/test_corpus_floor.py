@@ -27,12 +27,12 @@ MEDIAN_SECONDS_CEILING = 0.2
 
 
 #: the sets folded in after the floors above were set (q, r: blind sets, after the mechanisms built from them; p, o,
-#: n, k, m, l, c, a, b, g, h, i, e, j: scored first-pass and folded in as they were, k, m, l, c, g, h, i, e, j then
-#: read for mechanisms), with the floor they reach together (set when e and j joined: 706 pastes, top-1 67.1 %, top-3
-#: 78.0 %, unrecognised 18.4 %, 8 false claims): a new set must not drag the older sets' floor down, and its own must
-#: not drop either
-LATER_SETS = "qrponkmlcabghiej"
-LATER_FLOORS = {"top1": 0.67, "top3": 0.78, "unrecognised": 0.19, "false_claims": 8}
+#: n, k, m, l, c, a, b, g, h, i, e, j, d, f, da: scored first-pass and folded in as they were, k, m, l, c, g, h, i, e, j,
+#: d, f, da then read for mechanisms), with the floor they reach together (set when d, f and da joined: 793 pastes,
+#: top-1 68.2 %, top-3 78.9 %, unrecognised 18.4 %, 8 false claims): a new set must not drag the older sets' floor
+#: down, and its own must not drop either
+LATER_SETS = "qrponkmlcabghiejdf"  # da (the seventh session's third set) counts under d
+LATER_FLOORS = {"top1": 0.68, "top3": 0.78, "unrecognised": 0.19, "false_claims": 8}
 
 
 @pytest.fixture(scope="module")
@@ -92,5 +92,11 @@ def test_every_truth_id_is_a_cause_an_alias_or_a_documented_new_cause(scored_all
     mechanism covers yet) keep the collector's ``new:`` id documented in NEW_CAUSES_<set>.md."""
     cases = scored_all
     documented = "".join(p.read_text(encoding="utf-8") for p in CORPUS.glob("NEW_CAUSES_*.md"))
-    undocumented = {i for c in cases for i in c.unknown_ids if not (i.startswith("new:") and f"`{i}`" in documented)}
+    # the collectors write the id in backticks or as a section heading (`## new:...`)
+    undocumented = {
+        i
+        for c in cases
+        for i in c.unknown_ids
+        if not (i.startswith("new:") and (f"`{i}`" in documented or f"## {i}\n" in documented))
+    }
     assert not sorted(undocumented)

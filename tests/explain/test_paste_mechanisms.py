@@ -175,6 +175,44 @@ WSL_CUDNN = (
             ),
             "torchvision-torch-mismatch",
         ),
+        # blind-f f004 / f022: a missing std:: symbol is libstdc++'s (torch's own library: the system copy won)
+        (
+            "ImportError: ../penv2/lib/python2.7/site-packages/torch/_C.so: undefined symbol: _ZNSt12bad_weak_ptrD1Ev",
+            "system-libstdcxx-wins",
+        ),
+        ('I still met the problem that "undefined symbol: _ZNSt13runtime_errorC2EPKc"', "env-libstdcxx-too-old"),
+        # ... but a std:: template over torch's own types is torch's symbol
+        (
+            (
+                "ImportError: /x/site-packages/torch_scatter/_C.so: undefined symbol: "
+                "_ZNSt6vectorIN3c106IValueESaIS1_EED1Ev"
+            ),
+            "extension-for-other-torch",
+        ),
+        # blind-d d009 / d010: the 404's URL decides between a mirror and a channel name anaconda.org lacks
+        (
+            "UnavailableInvalidChannel: HTTP 404 NOT FOUND for channel nvidia <http://mirrors.tuna.tsinghua.edu.cn/anaconda/nvidia>",
+            "conda-mirror-lacks-channel",
+        ),
+        (
+            "UnavailableInvalidChannel: HTTP 404 NOT FOUND for channel pyto <https://conda.anaconda.org/pyto>",
+            "conda-channel-name-wrong",
+        ),
+        # blind-da da037: pip ignored its only index (plain HTTP, not trusted)
+        (
+            (
+                "Looking in indexes: http://pypi.v2ex.com/simple/\nCollecting torch\n  The repository located at "
+                "pypi.v2ex.com is not a trusted or secure host and is being ignored.\n  Could not find a version "
+                "that satisfies the requirement torch (from versions: )\nNo matching distribution found for torch"
+            ),
+            "pip-index-unusable",
+        ),
+        # blind-f f006, u023: Illegal instruction on a Jetson is numpy's OpenBLAS first
+        (
+            "I'am trying to install torch2trt at Jetson Nano, but `Illegal instruction` occured.",
+            "openblas-coretype-misdetected",
+        ),
+        ("Illegal instruction (core dumped)", "cpu-instruction-set-unsupported"),
     ],
 )
 def test_the_first_cause(text, first):

@@ -453,6 +453,22 @@ CASES = [
         "unsupported-wheel",
         {"wheel_python": "cp37", "wheel_platform": "win_amd64"},
     ),
+    # blind sets d009 / d010: a mirror's URL and anaconda.org's, read apart by the cause rules
+    (
+        "UnavailableInvalidChannel: HTTP 404 NOT FOUND for channel nvidia <http://mirrors.tuna.tsinghua.edu.cn/anaconda/nvidia>",
+        "conda-channel-not-found",
+        {"channel": "nvidia", "channel_url": "http://mirrors.tuna.tsinghua.edu.cn/anaconda/nvidia"},
+    ),
+    (
+        'Exception: You tried to install "pytorch". The package named for PyTorch is "torch"',
+        "pypi-pytorch-placeholder",
+        {},
+    ),
+    (
+        "RuntimeError: Unable to find torch_shm_manager at /home/u/dist/test/torch/lib/torch_shm_manager",
+        "torch-shm-manager-missing",
+        {"library_path": "/home/u/dist/test/torch/lib/torch_shm_manager"},
+    ),
     (
         (
             "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - pytorch\n\n"
