@@ -213,6 +213,13 @@ WSL_CUDNN = (
             "openblas-coretype-misdetected",
         ),
         ("Illegal instruction (core dumped)", "cpu-instruction-set-unsupported"),
+        # blind-f f011: a name missing from a torch submodule is version skew between the code and torch
+        (
+            "ImportError: cannot import name 'return_and_correct_aliasing' from 'torch.utils._python_dispatch'",
+            "torch-too-old-for-app",
+        ),
+        # blind-da da027: whisper's CPU fallback is torch.cuda.is_available() False
+        ('warnings.warn("FP16 is not supported on CPU; using FP32 instead")', "cpu-build-installed"),
     ],
 )
 def test_the_first_cause(text, first):

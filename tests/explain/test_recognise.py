@@ -465,6 +465,12 @@ CASES = [
         {},
     ),
     (
+        "ImportError: cannot import name 'return_and_correct_aliasing' from 'torch.utils._python_dispatch'",
+        "torch-name-missing",
+        {"attribute": "return_and_correct_aliasing", "module": "torch.utils._python_dispatch"},
+    ),
+    ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable", "cuda-devices-unavailable", {}),
+    (
         "RuntimeError: Unable to find torch_shm_manager at /home/u/dist/test/torch/lib/torch_shm_manager",
         "torch-shm-manager-missing",
         {"library_path": "/home/u/dist/test/torch/lib/torch_shm_manager"},
