@@ -108,6 +108,13 @@ def wants_pytorch_channel(i: Intent) -> bool:
     return bool((i.selectors or i.cuda_packages) and "pytorch" in names) or defaults_first(i) is not None
 
 
+def torch_index_carries(name: str) -> bool:
+    """Whether download.pytorch.org's wheel index serves the pip project ``name`` (the torch family and the
+    dependencies it serves beside them) [WHL]."""
+    pip = facts()["pip"]
+    return name in pip["index_carries"] or name.startswith(tuple(pip["index_carries_prefixes"]))
+
+
 _INDEX_OPTIONS = ("--index-url", "--extra-index-url", "--find-links", "--no-index")
 
 

@@ -9,14 +9,9 @@ from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import Intent, facts, facts_stable_abi
 from conda_torchcheck.envspec.matchspec import torch_index, version_key
 from conda_torchcheck.envspec.parse import PipItem
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, torch_index_carries
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
-
-
-def _carried(name: str) -> bool:
-    pip = facts()["pip"]
-    return name in pip["index_carries"] or name.startswith(tuple(pip["index_carries_prefixes"]))
 
 
 def _page_as_index(ctx: RuleContext) -> Iterator[Finding]:
@@ -140,7 +135,7 @@ def pip_index(ctx: RuleContext) -> Iterator[Finding]:
         and torch_index(item.line.value) is None
     ]
     if main_index:
-        others = [p for p in ctx.file.pip_requirements() if p.line.name and not _carried(p.line.name)]
+        others = [p for p in ctx.file.pip_requirements() if p.line.name and not torch_index_carries(p.line.name)]
         if others and not other_extra:
             item, _ = main_index[0]
             yield finding(

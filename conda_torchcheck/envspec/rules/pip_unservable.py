@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.intent import facts
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, pip_sources_known
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, pip_sources_known, torch_index_carries
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
@@ -40,12 +40,7 @@ def _https(url: str) -> str:
 
 def _tc607s(name: str) -> bool:
     """The projects TC607 speaks for: the torch index's own (their +cuXXX versions) and PyG's compiled extensions."""
-    pip = facts()["pip"]
-    return (
-        name in pip["index_carries"]
-        or name.startswith(tuple(pip["index_carries_prefixes"]))
-        or name in facts()["co_constraints"]["pip_torch_extensions"]
-    )
+    return torch_index_carries(name) or name in facts()["co_constraints"]["pip_torch_extensions"]
 
 
 def _unreadable(ctx: RuleContext) -> Iterator[Finding]:
