@@ -21,7 +21,15 @@ OUT = Path(__file__).resolve().parent.parent / "conda_torchcheck" / "knowledge"
 #: 2**23 bits (1 MiB): about 1 % false positives for 900,000 names with the best number of hashes
 BITS = 1 << 23
 #: projects PyPI serves that the list lacks, each checked by hand: (name, how it was checked)
-ALSO_SERVED = (("install", "pip index versions install: install (1.3.5), 2026-12-02"),)
+ALSO_SERVED = (
+    ("install", "pip index versions install: install (1.3.5), 2026-12-02"),
+    # every release yanked ("Use types-setuptools instead"): the list leaves such projects out, but an exact pin still
+    # installs a yanked release (PEP 592)
+    (
+        "types-pkg-resources",
+        "https://pypi.org/simple/types-pkg-resources/ (PEP 691): 0.1.0-0.1.3, all yanked, 2026-12-02",
+    ),
+)
 
 
 def normalize(name: str) -> str:

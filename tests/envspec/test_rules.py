@@ -226,6 +226,13 @@ def test_tc608_pairs_and_stable_abi_torchaudio():
     assert "TC608" not in found(env(CF, ["pytorch=2.0.0", "torchvision=0.15.1"]))
 
 
+def test_tc608_nightlies_of_one_date_are_one_set():
+    # blind-q q004: the nightly index builds the family together each day; torchaudio's version file lagged a minor
+    nightly = ["--index-url https://download.pytorch.org/whl/nightly/cu128", "torch==2.9.0.dev20250824+cu128"]
+    assert "TC608" not in found(env(CF, ["python=3.12", "pip"], [*nightly, "torchaudio==2.8.0.dev20250824+cu128"]))
+    assert "TC608" in found(env(CF, ["python=3.12", "pip"], [*nightly, "torchaudio==2.7.0.dev20250101+cu128"]))
+
+
 # TC609 --------------------------------------------------------------------------------------------------------
 def test_tc609_cpu_and_cuda():
     f = found(env(PT, ["pytorch=2.1.0", "cpuonly", "pytorch-cuda=12.1"]))["TC609"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.history import release as torch_release
@@ -23,6 +24,12 @@ def _companion_version(dep: CondaDep | PipItem) -> str | None:
         return exact.split("+", 1)[0]
     spec = dep.line.version_spec
     return minor_of_spec(spec.lstrip("=")) if spec.startswith("==") else None
+
+
+def _dev_date(version: str) -> str | None:
+    """The nightly's date (``20250824`` of ``2.9.0.dev20250824+cu128``), or None."""
+    m = re.search(r"\.dev(\d{8})", version)
+    return m.group(1) if m else None
 
 
 def _solved_pair(torch_dep: CondaDep | PipItem | None, dep: CondaDep | PipItem) -> bool:
@@ -65,8 +72,12 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
             # torchvision 0.13.0 build accepts pytorch 1.12.1): only another minor is a real mismatch
             verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "")
         if verdict is False and "dev" in torch_version:
-            # nightlies pair by minor (and date): 0.16.0.dev20230607 with 2.1.0.dev20230607
-            verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "")
+            # nightlies pair by minor (and date): 0.16.0.dev20230607 with 2.1.0.dev20230607; the nightly index builds
+            # the family together each day, so one date is one set even where a companion's version file lagged
+            # (torchaudio 2.8.0.dev20250824 beside torch 2.9.0.dev20250824)
+            verdict = ".".join(version.split(".")[:2]) == (companion_for(name, torch_version)[0] or "") or (
+                _dev_date(version) is not None and _dev_date(version) == _dev_date(torch_version)
+            )
         if verdict is False:
             want_minor, want_exact = companion_for(name, torch_version, conda=isinstance(dep, CondaDep))
             wrong.append((name, dep, version, want_exact or want_minor or "?"))
