@@ -29,6 +29,7 @@ ALSO_SERVED = (
         "types-pkg-resources",
         "https://pypi.org/simple/types-pkg-resources/ (PEP 691): 0.1.0-0.1.3, all yanked, 2026-12-02",
     ),
+    ("pynvrtc", "https://pypi.org/simple/pynvrtc/ (PEP 691): 7.0-9.2, all yanked, 2026-12-02"),
 )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conda_torchcheck.envspec import check_text
@@ -166,6 +168,15 @@ def test_tc606_conda_dependency_reads_the_torch_dependents_table():
     assert f.severity.value == "error" and f.evidence["conda"][0]["entry"] == "sentence-transformers"
     # a conda package whose recipe does not require pytorch (conda-forge's transformers): nothing installs one
     assert "TC606.conda_dependency" not in found(env(CF, ["python=3.11", "transformers", "pip"], ["torch==2.5.1"]))
+
+
+def test_tc606_leaves_the_choice_when_cpu_and_cuda_are_both_asked_for():
+    # blind-p p036: conda's pytorch-cpu build and pip's torch==1.9.0+cu111: spec fix leaves the choice, so the finding
+    # does not offer it as an automatic fix (it would not converge)
+    text = (Path(__file__).parents[1] / "data" / "envfiles" / "blind-p" / "p036.yml").read_text(encoding="utf-8")
+    keys = found(text)
+    fix = keys["TC606.conflict"].fixes[0]
+    assert not fix.commands and "spec fix does not choose" in str(fix.to_dict()["summary"])
 
 
 # TC607 --------------------------------------------------------------------------------------------------------

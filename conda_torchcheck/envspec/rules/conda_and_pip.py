@@ -51,7 +51,13 @@ def conda_and_pip(ctx: RuleContext) -> Iterator[Finding]:
             Severity.WARNING if redundant else Severity.ERROR,
             variant="redundant" if redundant else "conflict",
             evidence=ev(ctx, conda=[at(d) for d, _ in found], pip=[at(p) for _, p in found]),
-            fixes=[ctx.rewrite_fix("TC606.fix", pip=", ".join(p.text for _, p in found))],
+            # with CPU and CUDA both asked for (a conda CPU build beside pip's +cu111), which torch to keep is the
+            # user's choice, and spec fix leaves it (rewrite.plan_fix: variant_conflict)
+            fixes=[
+                Fix("file", msg("TC606.fix_choose", pip=", ".join(p.text for _, p in found)))
+                if i.variant == "conflict"
+                else ctx.rewrite_fix("TC606.fix", pip=", ".join(p.text for _, p in found))
+            ],
             conda=", ".join(d.text for d, _ in found),
             pip=", ".join(p.text for _, p in found),
         )
