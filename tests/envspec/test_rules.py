@@ -179,6 +179,16 @@ def test_tc606_leaves_the_choice_when_cpu_and_cuda_are_both_asked_for():
     assert not fix.commands and "spec fix does not choose" in str(fix.to_dict()["summary"])
 
 
+def test_tc613_redundant_cudatoolkit_beside_no_torch_entry_is_not_offered_to_spec_fix():
+    # blind-r r024: pytorch-cuda=12.4 and cudatoolkit, torch only through sentence-transformers (pip): spec fix has no
+    # torch to judge the selector against and leaves cudatoolkit, so the finding must not offer it (no convergence)
+    text = (Path(__file__).parents[1] / "data" / "envfiles" / "blind-r" / "r024.yml").read_text(encoding="utf-8")
+    fix = found(text)["TC613.redundant"].fixes[0]
+    assert not fix.commands
+    named = env(PT, ["pytorch=2.5.1", "pytorch-cuda=12.4", "cudatoolkit"])
+    assert found(named)["TC613.redundant"].fixes[0].commands
+
+
 # TC607 --------------------------------------------------------------------------------------------------------
 def test_tc607_missing_index():
     f = found(env(CF, ["python", "pip"], ["torch==2.3.0+cu121"]))["TC607.missing"]
