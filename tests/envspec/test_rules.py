@@ -69,6 +69,17 @@ def test_tc602_not_when_prefixed():
     assert "TC602.pytorch" not in f
 
 
+def test_tc602_says_nothing_where_no_conda_torch_is_solved():
+    # blind-p p007: pip's torch==2.8.0 beside leftover pytorch-cuda/pytorch-mutex, conda-forge before pytorch and
+    # nvidia: the order decides no torch (and pytorch-cuda's CUDA copy is a spare one)
+    text = env(
+        ["conda-forge", "defaults", "nvidia", "pytorch"], ["python=3.11", "pytorch-cuda=12.4", "pip"], ["torch==2.8.0"]
+    )
+    assert not any(k.startswith("TC602") for k in found(text))
+    conda = env(["conda-forge", "nvidia", "pytorch"], ["python=3.11", "pytorch=2.5.1", "pytorch-cuda=12.4"])
+    assert "TC602.pytorch" in found(conda)
+
+
 # TC603 --------------------------------------------------------------------------------------------------------
 def test_tc603_missing_nodefaults():
     assert "TC603.missing" in found(env(["conda-forge"], ["pytorch=2.5.1=cuda*"]))

@@ -22,7 +22,9 @@ def _pytorch_cuda_major(i: Intent) -> int | None:
 def channel_order(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     names = list(ctx.file.channel_names)
-    wants_pytorch_channel = (
+    # the order decides where conda's torch comes from: with no conda torch in the solve (torch from pip, beside a
+    # leftover pytorch-cuda or pytorch-mutex: blind-p p007) it decides nothing about torch
+    wants_pytorch_channel = i.installs_conda_torch and (
         bool(i.selectors or i.cuda_packages) or i.torch_channel == "pytorch" and i.torch_channel_how == "prefix"
     )
     if wants_pytorch_channel and "pytorch" in names:
@@ -71,7 +73,13 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
             cudatoolkit=dep.text,
         )
     # conda-forge has the split CUDA packages from 12.0 only; for pytorch-cuda 11.x they come from nvidia anyway
-    if "pytorch-cuda" in i.deps and "nvidia" in names and "conda-forge" in names and _pytorch_cuda_major(i) != 11:
+    if (
+        i.installs_conda_torch
+        and "pytorch-cuda" in i.deps
+        and "nvidia" in names
+        and "conda-forge" in names
+        and _pytorch_cuda_major(i) != 11
+    ):
         if names.index("conda-forge") < names.index("nvidia") and not _cuda_pinned_to_nvidia_builds(ctx):
             yield finding(
                 "TC602",
