@@ -12,10 +12,13 @@ on the certain answer, so a false positive can only hide a problem, never invent
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
-import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from conda_torchcheck.knowledge.pypi_names import bit_positions, normalize
 
 OUT = Path(__file__).resolve().parent.parent / "conda_torchcheck" / "knowledge"
 #: 2**23 bits (1 MiB): about 1 % false positives for 900,000 names with the best number of hashes
@@ -31,16 +34,6 @@ ALSO_SERVED = (
     ),
     ("pynvrtc", "https://pypi.org/simple/pynvrtc/ (PEP 691): 7.0-9.2, all yanked, 2026-12-02"),
 )
-
-
-def normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def positions(name: str, hashes: int, bits: int) -> list[int]:
-    digest = hashlib.blake2b(name.encode("utf-8"), digest_size=16).digest()
-    h1, h2 = int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little") | 1
-    return [(h1 + i * h2) % bits for i in range(hashes)]
 
 
 def main() -> None:
@@ -62,7 +55,7 @@ def main() -> None:
     hashes = max(1, round(BITS / len(names) * math.log(2)))
     bloom = bytearray(BITS // 8)
     for name in names:
-        for p in positions(name, hashes, BITS):
+        for p in bit_positions(name, hashes, BITS):
             bloom[p >> 3] |= 1 << (p & 7)
     fp = (1 - math.exp(-hashes * len(names) / BITS)) ** hashes
     (OUT / "pypi_names.bloom").write_bytes(bytes(bloom))

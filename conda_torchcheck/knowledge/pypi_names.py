@@ -15,6 +15,19 @@ from conda_torchcheck.knowledge import load
 _BLOOM = Path(__file__).resolve().parent / "pypi_names.bloom"
 
 
+def normalize(name: str) -> str:
+    """The PEP 503 form of a project name (``Torch_Scatter`` -> ``torch-scatter``), as the list stores it."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def bit_positions(name: str, hashes: int, bits: int) -> list[int]:
+    """The filter's bits for ``name`` (already normalised): blake2b-128, position i = (low64 + i * (high64 | 1)) mod
+    bits. tools/gen_pypi_names.py sets them; :meth:`NameList.may_serve` reads them."""
+    digest = hashlib.blake2b(name.encode("utf-8"), digest_size=16).digest()
+    h1, h2 = int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little") | 1
+    return [(h1 + i * h2) % bits for i in range(hashes)]
+
+
 @dataclass(frozen=True)
 class NameList:
     """PyPI's project names on one day [PYPI-SIMPLE], as a Bloom filter."""
@@ -28,15 +41,8 @@ class NameList:
 
     def may_serve(self, name: str) -> bool:
         """False when PyPI listed no project of this name (certain); True when it did or, rarely, did not."""
-        key = re.sub(r"[-_.]+", "-", name).lower().encode("utf-8")
-        digest = hashlib.blake2b(key, digest_size=16).digest()
-        h1, h2 = int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little") | 1
-        bloom, bits = self.bloom, self.bits
-        for i in range(self.hashes):
-            p = (h1 + i * h2) % bits
-            if not bloom[p >> 3] >> (p & 7) & 1:
-                return False
-        return True
+        bloom = self.bloom
+        return all(bloom[p >> 3] >> (p & 7) & 1 for p in bit_positions(normalize(name), self.hashes, self.bits))
 
 
 @functools.cache

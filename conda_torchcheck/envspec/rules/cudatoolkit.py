@@ -163,11 +163,13 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
                 Severity.WARNING,
                 variant="redundant",
                 evidence=ev(ctx, entry=at(dep), pytorch_cuda=at(i.deps["pytorch-cuda"]), torch=torch_version),
-                # spec fix removes it beside a torch the file names; with torch only as a pip package's dependency
-                # (blind-r r024) it has no torch to judge the selector against, so the removal is the user's
+                # spec fix removes it beside a torch the file names (rewrite._resolve_torch_version); with torch
+                # only as a pip package's dependency (blind-r r024) it has no torch to judge the selector against
                 fixes=[
                     ctx.rewrite_fix("TC613.redundant.fix")
-                    if torch is not None or any(n in i.deps for n in ("torchvision", "torchaudio"))
+                    if torch is not None
+                    or i.misnamed_torch is not None
+                    or any(n in i.deps for n in ("torchvision", "torchaudio"))
                     else Fix("file", msg("TC613.redundant.fix"))
                 ],
                 torch=torch_version,

@@ -2,7 +2,9 @@
 ``pip install -r`` file [CONDA], so one requirement pip cannot find stops the whole pip step ("No matching
 distribution found") and the env is left without everything after it, torch often among it.
 
-Two ways pip cannot find one, from what the file itself says about its indexes (PyPI, unless it names others):
+Lines pip cannot act on whatever the indexes: a github.com URL over git:// (off since 2022-03-15) and a
+requirement packaging's PEP 508 parser refuses (pip 24.1 and later stop at "Invalid requirement"). And two ways pip
+cannot find one, from what the file itself says about its indexes (PyPI, unless it names others):
 
 - a local version (``dgl==1.1.0+cu113``): PyPI refuses uploads with a local version label (PEP 440), so only the
   project's own index or page of links has it;
@@ -95,10 +97,10 @@ def pip_unservable(ctx: RuleContext) -> Iterator[Finding]:
         if not name or line.url or not line.pep508:
             continue
         exact = line.exact
-        if _tc607s(name) and exact and "+" in exact:
+        tag = exact.split("+", 1)[1] if exact and "+" in exact else None
+        if tag is not None and _tc607s(name):
             continue
-        if exact and "+" in exact:
-            tag = exact.split("+", 1)[1]
+        if tag is not None:
             yield finding(
                 "TC622",
                 Severity.ERROR,
