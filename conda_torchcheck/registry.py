@@ -749,14 +749,14 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.family_channels",
         "the torch family from two builders",
-        variants=("build", "family", "nvidia", "pytorch_build"),
+        variants=("build", "family", "nvidia", "pyg", "pytorch_build"),
     ),
     FindingSpec(
         "TC613",
         WARNING,
         "envspec.cudatoolkit",
         "cudatoolkit where the torch uses something else",
-        variants=("conda_forge", "conda_forge_cuda11", "pip", "pytorch", "redundant"),
+        variants=("conda_forge", "conda_forge_cuda11", "no_such_toolkit", "pip", "pytorch", "redundant"),
         note=("pip",),
     ),
     FindingSpec(

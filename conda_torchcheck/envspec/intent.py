@@ -6,11 +6,12 @@ CUDA, which versions — and what the frozen pytorch channel would resolve it to
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from conda_torchcheck.builders import ANACONDA, CONDA_FORGE, PYTORCH, builder_of
-from conda_torchcheck.envspec.history import cuda_metapackages
+from conda_torchcheck.envspec.history import cuda_metapackages, cudatoolkit_builds
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.matchspec import (
     TorchIndex,
@@ -77,7 +78,6 @@ def build_builder(build: str | None) -> str | None:
     """Who built a package, from its build string alone: ``"base"`` for conda-build's hashed builds
     (conda-forge, Anaconda defaults: ``cpu_py310h83e0c9b_0``), ``"pytorch"`` for the pytorch channel's torch
     family builds (``py310_cu124``, ``py3.10_cuda12.4_cudnn9.1.0_0``), None when it does not say."""
-    import re
 
     if not build or "*" in build:
         return None
@@ -356,7 +356,6 @@ _VCS_REPOS = {"pytorch/vision": "torchvision", "pytorch/audio": "torchaudio", "p
 
 
 def pip_vcs_family(file: EnvFile) -> dict[str, PipItem]:
-    import re
 
     out: dict[str, PipItem] = {}
     for item in file.pip or ():
@@ -472,7 +471,6 @@ class Intent:
 
 
 def cuda_packages(file: EnvFile) -> tuple[CondaDep, ...]:
-    import re
 
     return tuple(d for d in file.deps if d.name and re.fullmatch(r"cuda\d{2,3}", d.name))
 
@@ -632,6 +630,13 @@ def on_pytorch_channel(torch_dep: CondaDep | None) -> bool:
     return any(torch_dep.spec.allows(v) is not False for v in pytorch_channel_versions())
 
 
+def before_pytorch_cuda(version: str | None) -> bool:
+    """A torch older than the pytorch channel's first release with pytorch-cuda (1.13): its CUDA builds are selected
+    with cudatoolkit, and none depends on pytorch-cuda."""
+    key, first = version_key(version or ""), version_key(facts()["pytorch_channel"]["pytorch_cuda_from"])
+    return key is not None and first is not None and key < first
+
+
 def resolve_pytorch_channel(
     deps: dict[str, CondaDep],
     minors: tuple[str, ...] | None,
@@ -647,6 +652,9 @@ def resolve_pytorch_channel(
     pc_version = None
     if pc is not None and pc.spec is not None:
         pc_version = pc.spec.exact or pc.spec.minor
+    ct = deps.get("cudatoolkit")
+    ct_version = (ct.spec.exact or ct.spec.minor) if ct is not None and ct.spec is not None else None
+    toolkit = ".".join(ct_version.split(".")[:2]) if ct_version and pc is None else None
     blocked: list[str] = []
     without_python = None
     answer = None
@@ -669,6 +677,13 @@ def resolve_pytorch_channel(
         if packages and any(n not in cuda_metapackages(version) for n in packages):
             blocked.append(packages[0])  # cuda80 ... select 0.4.x / 1.0.0 builds only
             continue
+        if toolkit is not None and before_pytorch_cuda(version):
+            builds = cudatoolkit_builds(version)
+            if builds and toolkit not in builds:
+                # before 1.13 cudatoolkit selects the CUDA build: the newest release built for it is the one the
+                # file asks for (blind-s s022: pytorch::pytorch + cudatoolkit=10.1 + python 3.6 is 1.8.1, not 1.10.2)
+                blocked.append("cudatoolkit")
+                continue
         if pc is not None:
             if not release.pytorch_cuda or (
                 pc_version and ".".join(pc_version.split(".")[:2]) not in release.pytorch_cuda
@@ -796,3 +811,22 @@ def analyse(file: EnvFile) -> Intent:
 
 def exact_or_minor(spec_version: str | None) -> str | None:
     return exact_version(spec_version) or minor_of_spec(spec_version)
+
+
+def gpu_intent(file: EnvFile, *, include_cudatoolkit: bool = False) -> str | None:
+    """What says the file is for a GPU: its file or env name (``environment-gpu.yml``, ``name: x-cuda``) or a CUDA
+    library it installs (cudnn, nccl, cupy …) — cudatoolkit aside, which TC613 already reads."""
+    from conda_torchcheck.knowledge import conda_channels
+
+    table = facts()["cpu_build_silent"]
+    for text in (file.path.rsplit("/", 1)[-1], file.name or ""):
+        if re.search(table["gpu_name"], text.lower()):
+            return text
+    names, prefixes = conda_channels.cuda_signals()
+    ignored = set(table["signals_read_elsewhere"]) - ({"cudatoolkit"} if include_cudatoolkit else set())
+    for dep in file.deps:
+        if dep.name in ignored:
+            continue
+        if dep.name in names or dep.name.startswith(tuple(prefixes)):
+            return dep.text
+    return None

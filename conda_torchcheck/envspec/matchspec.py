@@ -620,6 +620,7 @@ def _pep508(text: str) -> PipLine | None:
 
 TORCH_INDEX_HOST = "download.pytorch.org"
 _TAG_RE = re.compile(r"^(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*|xpu)$", re.I)
+_ALL_VARIANTS = re.compile(r"download\.pytorch\.org/whl(?:/nightly)?(?:/(?:torch|torchvision|torchaudio))?$")
 
 
 @dataclass(frozen=True)
@@ -640,6 +641,10 @@ def torch_index(url: str | None) -> TorchIndex | None:
     official = TORCH_INDEX_HOST in lowered
     if lowered.endswith("torch_stable.html"):
         return TorchIndex(u, None, official=official) if (official or "pytorch" in lowered) else None
+    if official and _ALL_VARIANTS.search(lowered):
+        # the index's root (/whl, /whl/nightly) and its per-project pages (/whl/torch/, read with -f as a page of
+        # links) list every variant's wheels
+        return TorchIndex(u, None, nightly="/nightly" in lowered, official=True)
     parts = [p for p in u.split("/") if p]
     if not parts:
         return None

@@ -32,6 +32,8 @@ def file_oses(file: EnvFile) -> frozenset[str]:
     for os_ in OSES:
         if names & set(table["packages"][os_]):
             strong.add(os_)
+        if names & set(table.get("weak_packages", {}).get(os_, ())):
+            weak.add(os_)
         if any(re.search(table["name"][os_], stem) for stem in stems):
             weak.add(os_)
         if any(re.search(table["header"][os_], line, re.IGNORECASE) for line in header):

@@ -34,6 +34,7 @@ from conda_torchcheck.envspec.intent import (
     companion_ok,
     cuda_libraries_from_base,
     facts,
+    gpu_intent,
     on_pytorch_channel,
     published_pytorch_cuda,
     pytorch_channel_versions,
@@ -336,6 +337,8 @@ def _wanted_variant(st: _State) -> str | None:
                 return "cuda"
             if "cpu" in b:
                 return "cpu"
+    if i.variant is None and not i.cuda_packages and gpu_intent(i.file) is not None:
+        return "cuda"  # no entry says which build, the file's name or a CUDA library it installs does (TC614)
     return i.variant if i.variant in ("cuda", "cpu") else None
 
 

@@ -429,7 +429,10 @@ def test_an_exact_pytorch_channel_build_decides_the_channel_and_the_cuda_it_was_
         "  - pytorch=1.3.0=py3.6_cuda10.0.130_cudnn7.6.3_0\n  - cudatoolkit=10.0.130=0\n"
     )
     assert "TC605.cudatoolkit_for_torch" not in _ids(old)
-    assert "TC605.cudatoolkit_for_torch" in _ids(old.replace("=py3.6_cuda10.0.130_cudnn7.6.3_0", ""))
+    # 1.3 had CUDA 9.2, 10.0 and 10.1 builds (knowledge/env_files.toml); 10.2 came with 1.5
+    unbuilt = old.replace("=py3.6_cuda10.0.130_cudnn7.6.3_0", "").replace("cudatoolkit=10.0.130=0", "cudatoolkit=10.2")
+    assert "TC605.cudatoolkit_for_torch" not in _ids(old.replace("=py3.6_cuda10.0.130_cudnn7.6.3_0", ""))
+    assert "TC605.cudatoolkit_for_torch" in _ids(unbuilt)
 
 
 def test_conda_forge_builds_of_one_solve_pair_by_minor():

@@ -696,7 +696,6 @@ def test_known_texts(text, pattern, fields):
 
 def test_every_pattern_has_an_example():
     from conda_torchcheck.explain.patterns import table
-
     from tests.explain.test_torch_messages import MESSAGES
 
     covered = {c[1] for c in CASES} | {m["pattern"] for m in MESSAGES} | {"import-dll-failed"}

@@ -3,10 +3,10 @@ first cause is the one the code path that prints them means."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from conda_torchcheck.explain import explain
 from conda_torchcheck.explain.recognise import recognise

@@ -90,6 +90,10 @@ def defaults_first(i: Intent) -> Any:
         return None
     if build_builder(torch.spec.build) == "pytorch":
         return None  # `pytorch==0.4.0=py36_cuda90_cudnn7he774522_1` names a build only the pytorch channel has
+    toolkit = i.deps["cudatoolkit"].spec
+    major = (toolkit.exact or toolkit.minor or "").split(".")[0] if toolkit is not None else ""
+    if major.isdigit() and int(major) > facts()["conda_forge"]["cudatoolkit_last_major"]:
+        return None  # no channel has that cudatoolkit (CUDA 12 is cuda-version): the solve fails, no CPU build wins
     defaults = set(facts()["defaults"]["names"])
     first = next((c for c in i.file.channels or () if c.name in defaults), None)
     if first is None or names.index(first.name) > names.index("pytorch"):
@@ -97,6 +101,13 @@ def defaults_first(i: Intent) -> Any:
     if i.torch_supplier not in defaults:
         return None  # conda-forge listed before both supplies this pytorch (it has the release): its era, not this
     return first
+
+
+def gpu_intent(ctx: RuleContext, *, include_cudatoolkit: bool = False) -> str | None:
+    """What says the file is for a GPU (envspec.intent.gpu_intent), or None."""
+    from conda_torchcheck.envspec.intent import gpu_intent as file_gpu_intent
+
+    return file_gpu_intent(ctx.file, include_cudatoolkit=include_cudatoolkit)
 
 
 def wants_pytorch_channel(i: Intent) -> bool:
@@ -124,9 +135,10 @@ def _pypi(url: str) -> bool:
     return u.endswith("pypi.org/simple") or u.endswith("/pypi/simple") or ("pypi" in u and u.endswith("/simple"))
 
 
-def pip_sources_known(items: tuple[PipItem, ...], *, torch_index: bool = False) -> bool:
-    """Whether every index the pip list names is PyPI (or a mirror of it), or with ``torch_index`` the PyTorch index:
-    another index, a page of links (-f), --no-index or a nested requirements file (-r, -c) may carry anything."""
+def pip_sources_known(items: tuple[PipItem, ...], *, torch_index: bool = False, torch_pages: bool = False) -> bool:
+    """Whether every index the pip list names is PyPI (or a mirror of it), or with ``torch_index`` the PyTorch index
+    (and with ``torch_pages`` its pages of links too, torch_stable.html or /whl/torch/): another index, a page of
+    links (-f), --no-index or a nested requirements file (-r, -c) may carry anything."""
     from conda_torchcheck.envspec.matchspec import torch_index as torch_index_of
 
     for item in items:
@@ -141,7 +153,7 @@ def pip_sources_known(items: tuple[PipItem, ...], *, torch_index: bool = False) 
             return False
         if _pypi(line.value):
             continue
-        if torch_index and line.option != "--find-links" and torch_index_of(line.value) is not None:
+        if torch_index and (torch_pages or line.option != "--find-links") and torch_index_of(line.value) is not None:
             continue
         return False
     return True

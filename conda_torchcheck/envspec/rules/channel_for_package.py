@@ -23,7 +23,9 @@ def channel_for_package(ctx: RuleContext) -> Iterator[Finding]:
     # pytorch-nightly / pytorch-test carry their own pytorch-cuda and cpuonly
     selector_channels = ("pytorch", "pytorch-nightly", "pytorch-test", "pytorch-lts")
     unprefixed = [d for d in i.selectors if d.spec is None or d.spec.channel_name not in selector_channels]
-    listed = any(c in ctx.file.channel_names for c in selector_channels)
+    # a channel-prefixed spec (pytorch::pytorch) adds its channel to the solve (conda/core/solve.py _prepare:
+    # additional_channels from specs_to_add), so the selectors are found there too (blind-s s020)
+    listed = any(_has_channel(ctx, c) for c in selector_channels)
     if unprefixed and not listed:
         yield finding(
             "TC604",

@@ -5,8 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import Intent, build_builder, facts, on_pytorch_channel
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, channels_ev, defaults_first, ev
+from conda_torchcheck.envspec.intent import Intent, before_pytorch_cuda, build_builder, facts, on_pytorch_channel
+from conda_torchcheck.envspec.rules._common import (
+    Rule,
+    RuleContext,
+    at,
+    channels_ev,
+    defaults_first,
+    ev,
+)
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
@@ -79,6 +86,8 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
         and "nvidia" in names
         and "conda-forge" in names
         and _pytorch_cuda_major(i) != 11
+        # a torch older than pytorch-cuda (1.13) has no build that uses it: TC605 says so, the order decides nothing
+        and not before_pytorch_cuda(i.torch_version)
     ):
         if names.index("conda-forge") < names.index("nvidia") and not _cuda_pinned_to_nvidia_builds(ctx):
             yield finding(

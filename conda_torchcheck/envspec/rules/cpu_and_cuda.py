@@ -32,6 +32,12 @@ def cpu_and_cuda(ctx: RuleContext) -> Iterator[Finding]:
     cuda = [e for v, e in signals if v == "cuda"]
     if not cpu or not cuda:
         return
+    pip_texts = {p.text for p in ctx.file.pip or ()}
+    conda_cpu, pip_cuda = not set(cpu) & pip_texts, set(cuda) <= pip_texts
+    pip_cpu, conda_cuda = set(cpu) <= pip_texts, not set(cuda) & pip_texts
+    if i.installs_conda_torch and i.has_pip_torch and ((conda_cpu and pip_cuda) or (pip_cpu and conda_cuda)):
+        # one build from conda, the other from pip: one torch over the other, which TC606 reports (blind-t t024)
+        return
     yield finding(
         "TC609",
         Severity.ERROR,

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.history import release
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.matchspec import version_key
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, gpu_intent
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
-from conda_torchcheck.knowledge import conda_channels
 from conda_torchcheck.messages import msg
-
-
-def _gpu_intent(ctx: RuleContext, *, include_cudatoolkit: bool = False) -> str | None:
-    """What says the file is for a GPU: its file or env name (``environment-gpu.yml``, ``name: x-cuda``) or a CUDA
-    library it installs (cudnn, nccl, cupy …) — cudatoolkit aside, which TC613 already reads."""
-    table = facts()["cpu_build_silent"]
-    for text in (ctx.file.path.rsplit("/", 1)[-1], ctx.file.name or ""):
-        if re.search(table["gpu_name"], text.lower()):
-            return text
-    names, prefixes = conda_channels.cuda_signals()
-    ignored = set(table["signals_read_elsewhere"]) - ({"cudatoolkit"} if include_cudatoolkit else set())
-    for dep in ctx.file.deps:
-        if dep.name in ignored:
-            continue
-        if dep.name in names or dep.name.startswith(tuple(prefixes)):
-            return dep.text
-    return None
 
 
 def _listed(ctx: RuleContext, channel: str) -> bool:
@@ -45,7 +26,7 @@ def _pypi_windows(ctx: RuleContext) -> Iterator[Finding]:
         return
     if any(v == "cpu" for v, _ in i.variant_signals) or "win" not in i.oses:
         return
-    signal = _gpu_intent(ctx, include_cudatoolkit=True)
+    signal = gpu_intent(ctx, include_cudatoolkit=True)
     if signal is None:
         return
     yield finding(
@@ -82,7 +63,7 @@ def cpu_build_silent(ctx: RuleContext) -> Iterator[Finding]:
     base_has_cuda12 = any(_listed(ctx, n) for n in (*facts()["defaults"]["names"], "conda-forge"))
     if base_has_cuda12 and any((version_key(c) or version_key("0")) >= version_key("12") for c in rel.pytorch_cuda):
         return
-    signal = _gpu_intent(ctx)
+    signal = gpu_intent(ctx)
     if signal is None:
         return
     cuda = rel.pytorch_cuda[-1]

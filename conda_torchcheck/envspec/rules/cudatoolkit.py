@@ -145,6 +145,19 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
     if not i.installs_conda_torch and i.has_pip_torch:
         yield from _beside_pip_torch(ctx, dep, ".".join(version.split(".")[:2]))
         return
+    last = facts()["conda_forge"]["cudatoolkit_last_major"]
+    if major is not None and major > last and i.era not in ("pytorch", "conda-forge"):
+        # neither Anaconda's defaults nor conda-forge published a
+        # cudatoolkit after 11.8 [CFCUDA]: the solve stops at this line; the CUDA 12 way depends on the builder
+        yield finding(
+            "TC613",
+            Severity.ERROR,
+            variant="no_such_toolkit",
+            evidence=ev(ctx, entry=at(dep)),
+            fixes=[Fix("file", msg("TC613.no_such_toolkit.fix"))],
+            version=version,
+        )
+        return
     if wants_pytorch_channel(i):
         torch_version = _conda_solve_torch(i)
         from_minor = facts()["pytorch_channel"]["pytorch_cuda_from"]
@@ -194,7 +207,6 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
             torch=torch_version,
         )
     elif i.era == "conda-forge":
-        last = facts()["conda_forge"]["cudatoolkit_last_major"]
         cuda_dep = i.deps.get("cuda-version") or i.deps.get("pytorch-cuda")
         cuda_major = None
         if cuda_dep is not None and cuda_dep.spec is not None:

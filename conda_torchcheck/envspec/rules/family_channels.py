@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conda_torchcheck.builders import builder_of
-from conda_torchcheck.envspec.intent import PYTORCH_PUBLISHERS, build_builder, pure_python_companion
+from conda_torchcheck.envspec.intent import PYTORCH_PUBLISHERS, build_builder, facts, pure_python_companion
 from conda_torchcheck.envspec.parse import CondaDep
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
@@ -14,9 +14,20 @@ from conda_torchcheck.messages import msg
 
 def family_channels(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
-    torch_builder = builder_of(i.torch_channel)
+    # the channel the solver takes torch from: the first listed publisher, unless the pin's build string names
+    # the pytorch channel's build (then that channel supplies it whatever comes first: blind-t t008)
+    torch_dep0 = i.deps.get("pytorch")
+    pinned_build = torch_dep0 is not None and torch_dep0.spec is not None and build_builder(torch_dep0.spec.build)
+    torch_channel = i.torch_supplier if pinned_build == "pytorch" and i.torch_supplier else i.torch_channel
+    torch_builder = builder_of(torch_channel)
     torch_dep = i.deps.get("pytorch")
-    torch_prefixed = torch_dep is not None and torch_dep.spec is not None and torch_dep.spec.channel is not None
+    # a torch prefixed with its channel, or pinned to a build string only the pytorch channel has
+    # (`pytorch=2.3.1=py3.9_cuda12.1_cudnn8.9.2_0`: blind-t t008): its companions still follow the channel order
+    torch_prefixed = (
+        torch_dep is not None
+        and torch_dep.spec is not None
+        and (torch_dep.spec.channel is not None or build_builder(torch_dep.spec.build) == "pytorch")
+    )
     by_order = next((c for c in ctx.file.channel_names if c in PYTORCH_PUBLISHERS), None)
     mixed: list[tuple[str, CondaDep, str]] = []
     by_build: list[CondaDep] = []
@@ -55,8 +66,8 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                 # unprefixed, it comes from the first listed channel that has it; a nightly torch needs the
                 # nightly companions, and another builder's ones do not load into this torch
                 channel = by_order
-                mismatch = by_order != i.torch_channel and (
-                    builder_of(by_order) != torch_builder or "nightly" in (i.torch_channel or "") + by_order
+                mismatch = by_order != torch_channel and (
+                    builder_of(by_order) != torch_builder or "nightly" in (torch_channel or "") + by_order
                 )
             else:
                 continue
@@ -74,12 +85,12 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                     ctx,
                     torch=at(torch) if torch else None,
                     others=[at(d) for _, d, _ in mixed],
-                    torch_channel=i.torch_channel,
+                    torch_channel=torch_channel,
                 ),
-                fixes=[ctx.rewrite_fix("TC612.family.fix", package=packages, torch_channel=i.torch_channel)],
+                fixes=[ctx.rewrite_fix("TC612.family.fix", package=packages, torch_channel=torch_channel)],
                 package=packages,
                 channel=mixed[0][2],
-                torch_channel=i.torch_channel,
+                torch_channel=torch_channel,
             )
         if by_build:
             torch = i.deps.get("pytorch")
@@ -92,12 +103,12 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                     ctx,
                     torch=at(torch) if torch else None,
                     others=[at(d) for d in by_build],
-                    torch_channel=i.torch_channel,
+                    torch_channel=torch_channel,
                 ),
                 # the build string names another builder's package: only the user can say which build to keep
-                fixes=[Fix("file", msg("TC612.build.fix", package=packages, torch_channel=i.torch_channel))],
+                fixes=[Fix("file", msg("TC612.build.fix", package=packages, torch_channel=torch_channel))],
                 package=packages,
-                torch_channel=i.torch_channel,
+                torch_channel=torch_channel,
             )
         if reverse and torch_dep is not None:
             packages = ", ".join(d.text for d in reverse)
@@ -111,6 +122,7 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                 package=packages,
                 torch=torch_dep.text,
             )
+    yield from _pyg_beside_base_torch(ctx, torch_builder)
     # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"
     names = list(ctx.file.channel_names)
     # nvidia after conda-forge only supplies what conda-forge lacks (cuda-nvtx 11.8 ...): intended, silent;
@@ -127,6 +139,40 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
             evidence=ev(ctx, nvidia=where),
             fixes=[ctx.rewrite_fix("TC612.nvidia.fix")],
         )
+
+
+def _pyg_beside_base_torch(ctx: RuleContext, torch_builder: str | None) -> Iterator[Finding]:
+    """The pyg channel's compiled extensions (pytorch-scatter, pytorch-sparse ...) are built against the pytorch
+    channel's torch [PYG]; beside conda-forge's or Anaconda's torch they load into another builder's libtorch.
+    conda-forge's own builds have other names (pytorch_scatter), so an unprefixed hyphenated name is the pyg
+    channel's wherever that channel is listed (blind-s s006)."""
+    if torch_builder not in ("conda-forge", "anaconda"):
+        return
+    compiled = set(facts()["co_constraints"]["pyg_channel"]) - {"pyg"}  # pyg itself is Python code
+    pyg_listed = "pyg" in ctx.file.channel_names
+    found = [
+        d
+        for d in ctx.file.deps
+        if d.name in compiled
+        and d.spec is not None
+        and (d.spec.channel_name == "pyg" or (d.spec.channel_name is None and pyg_listed))
+    ]
+    if not found:
+        return
+    torch = ctx.intent.deps.get("pytorch")
+    if torch is not None and torch.spec is not None and build_builder(torch.spec.build) == "pytorch":
+        return  # `pytorch=1.11.0=py3.10_cpu_0`: the build string is the pytorch channel's, whatever the order says
+    packages = ", ".join(d.text for d in found)
+    yield finding(
+        "TC612",
+        Severity.ERROR,
+        variant="pyg",
+        evidence=ev(ctx, torch=at(torch) if torch else None, others=[at(d) for d in found]),
+        # pytorch channel torch (<= 2.4 for pyg) or conda-forge's own extension builds: the user's choice
+        fixes=[Fix("file", msg("TC612.pyg.fix", package=packages, torch_channel=ctx.intent.torch_channel))],
+        package=packages,
+        torch_channel=ctx.intent.torch_channel,
+    )
 
 
 RULE = Rule.declared(__name__, family_channels)

@@ -8,12 +8,15 @@ from collections.abc import Iterator
 from conda_torchcheck.envspec.history import cuda_metapackages, cudatoolkit_builds
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import (
+    Intent,
+    before_pytorch_cuda,
     facts,
     published_pytorch_cuda,
     pytorch_channel_last,
     pytorch_channel_versions,
 )
 from conda_torchcheck.envspec.matchspec import version_key
+from conda_torchcheck.envspec.parse import CondaDep
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -146,6 +149,21 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
                     cuda=cuda,
                     torch=minor,
                 )
+            elif release is not None and not release.pytorch_cuda and before_pytorch_cuda(minor):
+                # before 1.13 the channel selected CUDA with cudatoolkit: no build of this torch depends on
+                # pytorch-cuda, so the solve fails or leaves the CUDA packages beside a build that ignores them
+                toolkits = ", ".join(release.cudatoolkit)
+                yield finding(
+                    "TC605",
+                    Severity.ERROR,
+                    variant="pytorch_cuda_for_torch",
+                    evidence=ev(ctx, entries=[at(torch), at(pc)], cudatoolkit_for_torch=list(release.cudatoolkit)),
+                    fixes=[
+                        Fix("file", msg("TC605.pytorch_cuda_for_torch.fix_cudatoolkit", options=toolkits, torch=minor))
+                    ],
+                    cuda=cuda,
+                    torch=minor,
+                )
 
     yield from _cudatoolkit_build(ctx)
     yield from _cuda_package(ctx)
@@ -181,6 +199,26 @@ def _cuda_package(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def _other_release_has_build(i: Intent, torch: CondaDep | None, cuda: str) -> bool:
+    """A torch left open (unpinned, a range) that a release the file also allows was built for ``cuda``: the
+    solver can take that release's CUDA build rather than the newest one's CPU build (blind-s s022:
+    `pytorch::pytorch` + `cudatoolkit=10.1` + python 3.6), so which one it installs is not decided here."""
+    from conda_torchcheck.envspec.intent import release_python_ok
+
+    spec = torch.spec if torch is not None else None
+    if spec is not None and spec.exact:
+        return False
+    for version in pytorch_channel_versions():
+        if spec is not None and spec.version and spec.allows(version) is not True:
+            continue
+        rel = torch_release(version)
+        if rel is None or (i.python_minors and not release_python_ok(rel, i.python_minors)):
+            continue
+        if cuda in (cudatoolkit_builds(version) or ()):
+            return True
+    return False
+
+
 def _cudatoolkit_build(ctx: RuleContext) -> Iterator[Finding]:
     """torch < 1.13 from the pytorch channel with a cudatoolkit that release was never built for: there is no
     CUDA build to match, and conda silently installs the CPU build (its cpu variant does not constrain
@@ -203,6 +241,8 @@ def _cudatoolkit_build(ctx: RuleContext) -> Iterator[Finding]:
     if "*" not in build and re.search(rf"cuda_?{re.escape(cuda)}(?:\.|_|$)|cu{cuda.replace('.', '')}(?:_|$)", build):
         # an exact build of that CUDA (`py3.6_cuda10.0.130_cudnn7.6.3_0`, an export's): the channel had it, even
         # where the install page lists other CUDA versions for the release
+        return
+    if _other_release_has_build(i, torch, cuda):
         return
     yield finding(
         "TC605",

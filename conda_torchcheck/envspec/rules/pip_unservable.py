@@ -12,20 +12,26 @@ cannot find one, from what the file itself says about its indexes (PyPI, unless 
   from a git URL or their own wheel pages, frozen by name): said as "not in the list of <month>", a warning, with
   the command that decides (``pip index versions``), since the list is of one day.
 
-Left alone: a file that names another index (the PyTorch index serves more projects than the torch family:
-xformers, fbgemm-gpu, torchao ...), a page of links or a nested requirements file (any of them may carry the
-project), requirements by URL or path, and what TC607 speaks for (the torch family's local versions, PyG's compiled
-extensions)."""
+Left alone: a file that names another index, a page of links or a nested requirements file (any of them may carry
+the project), requirements by URL or path, and what TC607 speaks for (the torch family's local versions, PyG's
+compiled extensions). The PyTorch index and its pages serve PyTorch's own projects beside PyPI's (xformers,
+fbgemm-gpu, torchao ...): with them named, a local version is left alone, and a name PyPI lacks is still reported
+unless it is one of PyTorch's."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, pip_sources_known, torch_index_carries
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
+
+#: the projects download.pytorch.org publishes beside PyPI's (torch*, pytorch-*, triton, fbgemm-gpu, executorch,
+#: nvidia-* runtimes): names only a PyTorch index or page could serve that PyPI does not
+_PYTORCH_PROJECT = re.compile(r"^(?:torch|pytorch|triton|fbgemm|executorch|nvidia-)", re.IGNORECASE)
 
 #: git:// on github.com, alone or as pip's VCS scheme (`git+git://github.com/deepmind/dm_control.git`)
 _GIT_PROTOCOL = re.compile(r"(?:git\+)?git://(?:www\.)?github\.com/\S*", re.IGNORECASE)
@@ -88,9 +94,14 @@ def pip_unservable(ctx: RuleContext) -> Iterator[Finding]:
     from conda_torchcheck.knowledge.pypi_names import name_list
 
     yield from _unreadable(ctx)
-    if not pip_sources_known(ctx.file.pip or ()):
+    pip = ctx.file.pip or ()
+    pypi_only = pip_sources_known(pip)
+    # the PyTorch index and its pages of links serve PyTorch's own projects beside PyPI's: a name PyPI lacks that is
+    # not one of them (`SORT`, conda's `libgcc-ng`) is no more found with them named (blind-t t018)
+    if not pypi_only and not pip_sources_known(pip, torch_index=True, torch_pages=True):
         return
     names = None
+    unlisted: list[tuple[Any, str]] = []
     for item in ctx.file.pip_requirements():
         line = item.line
         name = line.name
@@ -101,6 +112,8 @@ def pip_unservable(ctx: RuleContext) -> Iterator[Finding]:
         if tag is not None and _tc607s(name):
             continue
         if tag is not None:
+            if not pypi_only:
+                continue
             yield finding(
                 "TC622",
                 Severity.ERROR,
@@ -117,22 +130,36 @@ def pip_unservable(ctx: RuleContext) -> Iterator[Finding]:
             names = name_list()
             if names is None:
                 return
-        if not names.may_serve(name):
-            yield finding(
-                "TC622",
-                Severity.WARNING,
-                variant="not_listed",
-                evidence=ev(
-                    ctx,
-                    entry=at(item),
-                    pypi_list=f"{names.source}, {names.listed}",
-                    decide=f"pip index versions {name}",
-                ),
-                fixes=[Fix("file", msg("TC622.not_listed.fix", package=name))],
-                entry=item.text,
-                package=name,
-                listed=names.listed,
-            )
+        if not names.may_serve(name) and (pypi_only or not _PYTORCH_PROJECT.match(name)):
+            unlisted.append((item, name))
+    if unlisted and names is not None:
+        yield _not_listed(ctx, unlisted, names)
+
+
+def _not_listed(ctx: RuleContext, unlisted: list[tuple[Any, str]], names: Any) -> Finding:
+    """One finding for every name of the pip list that PyPI's list lacks: one cause (requirements frozen from
+    somewhere other than PyPI, often conda's own package names under pip:), one change to the file."""
+    shown = [name for _item, name in unlisted]
+    package = ", ".join(shown[:6]) + (" …" if len(shown) > 6 else "")
+    entry = ", ".join(item.text for item, _name in unlisted[:3]) + (" …" if len(unlisted) > 3 else "")
+    entries = [at(item) for item, _name in unlisted]
+    decide = f"pip index versions {shown[0]}"
+    return finding(
+        "TC622",
+        Severity.WARNING,
+        variant="not_listed",
+        evidence=ev(
+            ctx,
+            **({"entry": entries[0]} if len(entries) == 1 else {"entries": entries}),
+            pypi_list=f"{names.source}, {names.listed}",
+            decide=decide,
+        ),
+        fixes=[Fix("file", msg("TC622.not_listed.fix", package=package, decide=decide))],
+        entry=entry,
+        package=package,
+        listed=names.listed,
+        decide=decide,
+    )
 
 
 RULE = Rule.declared(__name__, pip_unservable)

@@ -55,6 +55,9 @@ def unpinned(ctx: RuleContext) -> Iterator[Finding]:
         item = i.pip.get(name)
         if item is None or item.line.url or item.line.specifier:
             continue
+        if name == "torch" and i.installs_conda_torch:
+            # a pip torch beside conda's is TC606's: the fix removes one of them, not pins this one (blind-s s003)
+            continue
         if name != "torch" and ("torch" in i.pip or conda_pytorch) and not _pure_python_pair(i, name):
             # pip's resolver pairs an unpinned torchvision with the torch it installs (each wheel pins one
             # torch); beside a conda torch TC606 (cross) says what is wrong with it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, gpu_intent
 from conda_torchcheck.findings import Finding, Severity, finding
 
 
@@ -30,7 +30,18 @@ def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
             fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
             signal=signal,
         )
-    # no variant signal at all: conda-forge then picks the build from the solving machine's __cuda, which is
+    elif i.variant is None and not i.cuda_packages and (named := gpu_intent(ctx)) is not None:
+        # no entry says CUDA, but the file's name or a CUDA library it installs does (environment_gpu.yml beside an
+        # environment_cpu.yml: blind-s s006, s026): the machine that solves it still picks the build
+        yield finding(
+            "TC614",
+            Severity.WARNING,
+            variant="cuda_not_forced",
+            evidence=ev(ctx, entry=at(torch), cuda_signal=named),
+            fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
+            signal=named,
+        )
+    # no sign of CUDA at all: conda-forge then picks the build from the solving machine's __cuda, which is
     # conda-forge's design for "whatever this machine can run" — a choice, not a defect: silent
 
 
