@@ -683,6 +683,18 @@ CASES = [
     ),
     ("import lightgbm, torch\nzsh: segmentation fault  python repro.py", "segfault-told", {}),
     ("$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch", "nvml-driver-mismatch", {}),
+    (
+        "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.",
+        "operator-missing-for-backend",
+        {"namespace": "torchvision", "backend": "CUDA", "op": "torchvision::nms"},
+    ),
+    ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
+    ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
+    (
+        "  pytorch            pytorch::pytorch-1.7.1-py3.8_cuda10.2~ --> pkgs/main::pytorch-1.7.1-cpu_py38h6a09485_0",
+        "conda-plan-cpu-build",
+        {"replaced": "-->"},
+    ),
 ]
 
 
