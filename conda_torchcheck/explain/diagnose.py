@@ -299,7 +299,9 @@ def rank_causes(
 
 
 _PINNED_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+)(?:\.\d+)?")
-_EXACT_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+\.\d+)(?![\w.+])")
+#: an exact pin, a local variant (+cpu, +cu118) included: each variant of a release is built for the same Pythons as
+#: its PyPI wheels (download.pytorch.org's cpXY tags per release), so PyPI's records answer for it too
+_EXACT_TORCH = re.compile(r"^torch\s*(?:==?=?|\(\s*)\s*(\d+\.\d+\.\d+)(?:\+[A-Za-z0-9.]+)?(?![\w.+])")
 
 
 _LOCAL_PIN = re.compile(r"^torch\s*==?=?\s*(\d+\.\d+(?:\.\d+)?)\+(?:cu\d+|rocm[\d.]+)")
