@@ -690,6 +690,7 @@ CASES = [
     ),
     ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
     ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
+    ("`cutlassF-pt` is not supported because:\n    xFormers wasn't build with CUDA support", "xformers-without-its-extensions", {}),
     (
         "CondaHTTPError: HTTP 404 NOT FOUND for url https://conda.anaconda.org/pytorch/noarch/pytorch-mutex-1.0-cuda.tar.bz2",
         "conda-package-file-404",
