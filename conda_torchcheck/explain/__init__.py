@@ -211,6 +211,15 @@ def _without_other_os_fallbacks(matches: list[Match], clues: PasteClues) -> list
     return kept
 
 
+def _without_empty_fallbacks(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """A fallback pattern reads a fact of the paste (a CPU build shown) that is a cause only beside its hints (the
+    paste is about a GPU): where none of its causes applies it recognised no error, and the similar reports lead."""
+    from conda_torchcheck.explain.patterns import table
+
+    tbl = table()
+    return [d for d in diagnoses if d.causes or not tbl.pattern(d.match.pattern_id).fallback]
+
+
 def explain(
     text: str,
     ctx: CheckContext | None = None,
@@ -225,6 +234,7 @@ def explain(
     clues = find_clues(clue_text(normalized, matches), normalized=True) if matches else PasteClues()
     matches = _without_other_os_fallbacks(matches, clues)
     diagnoses, ran_findings, wanted = diagnose(matches, ctx, findings=findings, clues=clues)
+    diagnoses = _without_empty_fallbacks(diagnoses)
     result = Explanation(
         diagnoses=diagnoses,
         source=source,

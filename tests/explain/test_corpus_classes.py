@@ -474,8 +474,11 @@ def test_conda_list_and_pip_list_name_torchs_variant():
     assert find_clues("pytorch                   2.1.0           py3.11_cpu_0    pytorch\n").facts["variant"] == "cpu"
     assert find_clues("torch 2.1.0+cu118\n").facts["variant"] == "cuda"
     # a CPU build cannot have produced a CUDA-only cause: it is said to be unlikely
-    [d] = explain("torch 2.1.0+cpu\nRuntimeError: Found no NVIDIA driver on your system.").diagnoses
+    result = explain("torch 2.1.0+cpu\nRuntimeError: Found no NVIDIA driver on your system.")
+    [d] = [d for d in result.diagnoses if d.match.pattern_id == "no-nvidia-driver"]
     assert d.causes[0].doubt is not None
+    # the CPU build shown is the paste's other diagnosis, ranked behind the error's own causes
+    assert result.likely_causes == ["no-nvidia-driver", "cpu-build-installed"]
 
 
 def test_a_log_is_read_for_clues_at_its_edges_and_around_its_errors():

@@ -690,9 +690,17 @@ CASES = [
     ),
     ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
     ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
-    ("`cutlassF-pt` is not supported because:\n    xFormers wasn't build with CUDA support", "xformers-without-its-extensions", {}),
+    ("System Info: 2.0.0+cpu Autocast half, the generation runs on the CPU", "cpu-build-shown", {"version": "2.0.0"}),
     (
-        "CondaHTTPError: HTTP 404 NOT FOUND for url https://conda.anaconda.org/pytorch/noarch/pytorch-mutex-1.0-cuda.tar.bz2",
+        "`cutlassF-pt` is not supported because:\n    xFormers wasn't build with CUDA support",
+        "xformers-without-its-extensions",
+        {},
+    ),
+    (
+        (
+            "CondaHTTPError: HTTP 404 NOT FOUND for url"
+            " https://conda.anaconda.org/pytorch/noarch/pytorch-mutex-1.0-cuda.tar.bz2"
+        ),
         "conda-package-file-404",
         {"package": "pytorch-mutex", "version": "1.0"},
     ),
@@ -701,7 +709,11 @@ CASES = [
         "torch-submodule-missing",
         {"module": "torch.utils.data._utils"},
     ),
-    ("Collecting pytorch\n  Using cached pytorch-0.1.tar.gz", "pip-fell-back-to-placeholder-sdist", {"sdist": "pytorch-0.1"}),
+    (
+        "Collecting pytorch\n  Using cached pytorch-0.1.tar.gz",
+        "pip-fell-back-to-placeholder-sdist",
+        {"sdist": "pytorch-0.1"},
+    ),
     (
         "  pytorch            pytorch::pytorch-1.7.1-py3.8_cuda10.2~ --> pkgs/main::pytorch-1.7.1-cpu_py38h6a09485_0",
         "conda-plan-cpu-build",
