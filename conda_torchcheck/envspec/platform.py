@@ -29,11 +29,15 @@ def file_oses(file: EnvFile) -> frozenset[str]:
     # what a name, a header comment or a prefix path suggests (an export whose prefix: is another machine's path)
     strong: set[str] = set()
     weak: set[str] = set()
+    pytorch_builds = [d.spec.build for d in file.deps if d.name == "pytorch" and d.spec is not None and d.spec.build]
     for os_ in OSES:
         if names & set(table["packages"][os_]):
             strong.add(os_)
         if names & set(table.get("weak_packages", {}).get(os_, ())):
             weak.add(os_)
+        build_re = table.get("pytorch_build", {}).get(os_)
+        if build_re and any(re.search(build_re, b) for b in pytorch_builds):
+            strong.add(os_)
         if any(re.search(table["name"][os_], stem) for stem in stems):
             weak.add(os_)
         if any(re.search(table["header"][os_], line, re.IGNORECASE) for line in header):

@@ -56,6 +56,9 @@ def test_tc602_base_channel_before_pytorch():
     f = found(env(["conda-forge", "pytorch", "nvidia"], ["pytorch=2.1.0", "pytorch-cuda=12.1"]))
     assert f["TC602.pytorch"].severity.value == "error"
     assert "conda-forge" in f["TC602.pytorch"].title.render()
+    # one root cause, one finding: TC602.pytorch's reorder puts nvidia before conda-forge too (blind-u u023)
+    assert "TC602.nvidia" not in f
+    f = found(env(["pytorch", "conda-forge", "nvidia"], ["pytorch=2.1.0", "pytorch-cuda=12.1"]))
     assert f["TC602.nvidia"].severity.value == "warning"
 
 

@@ -13,6 +13,7 @@ from conda_torchcheck.envspec.rules._common import (
     channels_ev,
     defaults_first,
     ev,
+    wants_pytorch_channel,
 )
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
@@ -31,10 +32,11 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
     names = list(ctx.file.channel_names)
     # the order decides where conda's torch comes from: with no conda torch in the solve (torch from pip, beside a
     # leftover pytorch-cuda or pytorch-mutex: blind-p p007) it decides nothing about torch
-    wants_pytorch_channel = i.installs_conda_torch and (
+    reordered = False  # TC602.pytorch's fix puts pytorch and nvidia first: the nvidia order is part of it
+    asks_pytorch_channel = i.installs_conda_torch and (
         bool(i.selectors or i.cuda_packages) or i.torch_channel == "pytorch" and i.torch_channel_how == "prefix"
     )
-    if wants_pytorch_channel and "pytorch" in names:
+    if asks_pytorch_channel and "pytorch" in names:
         torch = i.deps.get("pytorch")
         prefixed = torch is not None and torch.spec is not None and torch.spec.channel_name == "pytorch"
         # `pytorch=1.11.0=py3.10_cpu_0` names a build only the pytorch channel has: the order cannot pick another
@@ -43,6 +45,7 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
         )
         first = next((c for c in ctx.file.channels or () if c.name in ("conda-forge", "defaults", "anaconda")), None)
         if not prefixed and first is not None and names.index(first.name) < names.index("pytorch"):
+            reordered = True
             yield finding(
                 "TC602",
                 Severity.ERROR,
@@ -88,6 +91,10 @@ def channel_order(ctx: RuleContext) -> Iterator[Finding]:
         and _pytorch_cuda_major(i) != 11
         # a torch older than pytorch-cuda (1.13) has no build that uses it: TC605 says so, the order decides nothing
         and not before_pytorch_cuda(i.torch_version)
+        # pytorch-cuda's libraries matter for the pytorch channel's torch only (a conda-forge torch beside it takes
+        # none of them: blind-u u013), and TC602.pytorch's reorder already covers them (blind-u u023)
+        and wants_pytorch_channel(i)
+        and not reordered
     ):
         if names.index("conda-forge") < names.index("nvidia") and not _cuda_pinned_to_nvidia_builds(ctx):
             yield finding(

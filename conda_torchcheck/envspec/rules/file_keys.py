@@ -6,12 +6,16 @@ reader). Read from conda's own source (knowledge/env_files.toml
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.intent import facts
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
+
+#: a `- pip:` item of the dependencies
+_PIP_ITEM = re.compile(r"^\s*-\s*pip\s*:")
 
 
 def file_keys(ctx: RuleContext) -> Iterator[Finding]:
@@ -42,12 +46,18 @@ def file_keys(ctx: RuleContext) -> Iterator[Finding]:
         ("empty_pip_item", ctx.file.empty_pip_lines, "TC618.empty_item.fix"),
     ):
         if lines:
+            extra = {}
+            if variant == "dropped_pip_list":
+                # the list conda installs instead: the last `- pip:` item (blind-u u026 names that one)
+                kept = [n for n, text in enumerate(ctx.file.text.splitlines(), 1) if _PIP_ITEM.match(text)]
+                if kept and kept[-1] not in lines:
+                    extra["kept"] = {"line": kept[-1]}
             yield finding(
                 "TC618",
                 Severity.ERROR,
                 variant=variant,
                 lines=", ".join(str(n) for n in lines),
-                evidence=ev(ctx, lines=[{"line": n} for n in lines]),
+                evidence=ev(ctx, lines=[{"line": n} for n in lines], **extra),
                 fixes=[Fix("file", msg(fix_key))],
             )
     for line, replaced in ctx.file.conda_mappings:

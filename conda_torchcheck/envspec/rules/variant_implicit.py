@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from conda_torchcheck.envspec.intent import channel_has_pytorch
 from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, gpu_intent
 from conda_torchcheck.findings import Finding, Severity, finding
 
@@ -16,6 +17,10 @@ def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
     if torch.spec.build or "pytorch-gpu" in i.deps or "pytorch-cpu" in i.deps:
         return
     if i.selectors:  # pytorch-cuda / cpuonly on conda-forge: TC604 already says what to write instead
+        return
+    if i.torch_supplier != "conda-forge" and channel_has_pytorch("conda-forge", torch) is False:
+        # conda-forge never had the release (pytorch==1.3.1: its builds skip 1.2-1.5): another channel supplies it,
+        # and `=cuda*` would leave nothing to install (blind-u u022)
         return
     if i.variant == "cuda":
         signal = next(e for v, e in i.variant_signals if v == "cuda")
