@@ -690,6 +690,14 @@ CASES = [
     ),
     ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
     ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
+    (
+        (
+            "pytorch                   0.4.1           py37_cuda0.0_cudnn0.0_1    pytorch\n"
+            "pytorch-nightly           1.0.0.dev20180921         py3.7_0    pytorch"
+        ),
+        "two-conda-torch-packages",
+        {"other": "pytorch-nightly"},
+    ),
     ("System Info: 2.0.0+cpu Autocast half, the generation runs on the CPU", "cpu-build-shown", {"version": "2.0.0"}),
     (
         "`cutlassF-pt` is not supported because:\n    xFormers wasn't build with CUDA support",
