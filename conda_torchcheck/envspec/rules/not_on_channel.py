@@ -132,35 +132,23 @@ def not_on_channel(ctx: RuleContext) -> Iterator[Finding]:
         elif cuda and torch is not None and torch.spec is not None:
             minor = torch.spec.minor
             release = torch_release(minor) if minor else None
+            fix, built_for = None, {}
             if release is not None and release.pytorch_cuda and cuda not in release.pytorch_cuda:
-                yield finding(
-                    "TC605",
-                    Severity.ERROR,
-                    variant="pytorch_cuda_for_torch",
-                    evidence=ev(ctx, entries=[at(torch), at(pc)], published_for_torch=list(release.pytorch_cuda)),
-                    fixes=[
-                        Fix(
-                            "file",
-                            msg(
-                                "TC605.pytorch_cuda_for_torch.fix", options=", ".join(release.pytorch_cuda), torch=minor
-                            ),
-                        )
-                    ],
-                    cuda=cuda,
-                    torch=minor,
-                )
+                built_for = {"published_for_torch": list(release.pytorch_cuda)}
+                fix = msg("TC605.pytorch_cuda_for_torch.fix", options=", ".join(release.pytorch_cuda), torch=minor)
             elif release is not None and not release.pytorch_cuda and before_pytorch_cuda(minor):
                 # before 1.13 the channel selected CUDA with cudatoolkit: no build of this torch depends on
                 # pytorch-cuda, so the solve fails or leaves the CUDA packages beside a build that ignores them
+                built_for = {"cudatoolkit_for_torch": list(release.cudatoolkit)}
                 toolkits = ", ".join(release.cudatoolkit)
+                fix = msg("TC605.pytorch_cuda_for_torch.fix_cudatoolkit", options=toolkits, torch=minor)
+            if fix is not None:
                 yield finding(
                     "TC605",
                     Severity.ERROR,
                     variant="pytorch_cuda_for_torch",
-                    evidence=ev(ctx, entries=[at(torch), at(pc)], cudatoolkit_for_torch=list(release.cudatoolkit)),
-                    fixes=[
-                        Fix("file", msg("TC605.pytorch_cuda_for_torch.fix_cudatoolkit", options=toolkits, torch=minor))
-                    ],
+                    evidence=ev(ctx, entries=[at(torch), at(pc)], **built_for),
+                    fixes=[Fix("file", fix)],
                     cuda=cuda,
                     torch=minor,
                 )
