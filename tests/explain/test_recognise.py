@@ -691,6 +691,11 @@ CASES = [
     ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
     ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
     (
+        "There is no such file `graphbolt_pytorch_2.4.1.dll`.",
+        "dgl-graphbolt-for-other-torch",
+        {"torch_version": "2.4.1"},
+    ),
+    (
         (
             "pytorch                   0.4.1           py37_cuda0.0_cudnn0.0_1    pytorch\n"
             "pytorch-nightly           1.0.0.dev20180921         py3.7_0    pytorch"
