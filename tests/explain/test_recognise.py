@@ -691,6 +691,14 @@ CASES = [
     ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
     ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
     (
+        (
+            "PackagesNotFoundError: The following packages are not available from current channels:\n\n"
+            "  - pytorch-cpu=1.0.1 -> cudatoolkit=None"
+        ),
+        "conda-packages-not-found",
+        {"dependency_none": "cudatoolkit"},
+    ),
+    (
         "There is no such file `graphbolt_pytorch_2.4.1.dll`.",
         "dgl-graphbolt-for-other-torch",
         {"torch_version": "2.4.1"},
