@@ -238,8 +238,9 @@ def _on_line(problem: dict[str, Any], f: Any) -> bool:
 
 
 def _original_name(truth: dict[str, Any], yml: Path) -> str:
+    """The file's path in its repository (docker/environment.yml), as a user checking it there would give it."""
     path = str(truth.get("path") or "")
-    return path.rsplit("/", 1)[-1] if path else yml.name
+    return path or yml.name
 
 
 def score_file(yml: Path) -> FileScore:
@@ -254,8 +255,8 @@ def score_file(yml: Path) -> FileScore:
     try:
         data = yml.read_bytes()
         text, encoding, bom = decode(data, str(yml))
-        # the file under the name its repository gives it (env_win.yml, environment-cpu.yml): rules read the OS
-        # and the variant a file is for from its name, as they do for a user's file
+        # the file under the path its repository gives it (env_win.yml, docker/environment.yml): rules read the OS
+        # and the variant a file is for from its name and folder, as they do for a user's file
         file = parse_text(text, _original_name(truth, yml), encoding=encoding, bom=bom)
     except SpecFileError as e:
         score.refused = str(e)

@@ -814,8 +814,9 @@ def exact_or_minor(spec_version: str | None) -> str | None:
 
 
 def gpu_intent(file: EnvFile, *, include_cudatoolkit: bool = False) -> str | None:
-    """What says the file is for a GPU: its file or env name (``environment-gpu.yml``, ``name: x-cuda``) or a CUDA
-    library it installs (cudnn, nccl, cupy …) — cudatoolkit aside, which TC613 already reads."""
+    """What says the file is for a GPU: its file or env name (``environment-gpu.yml``, ``name: x-cuda``), a CUDA
+    library it installs (cudnn, nccl, cupy …; cudatoolkit aside, which TC613 already reads) or another package's CUDA
+    build."""
     from conda_torchcheck.knowledge import conda_channels
 
     table = facts()["cpu_build_silent"]
@@ -829,4 +830,6 @@ def gpu_intent(file: EnvFile, *, include_cudatoolkit: bool = False) -> str | Non
             continue
         if dep.name in names or dep.name.startswith(tuple(prefixes)):
             return dep.text
+        if dep.name not in CONDA_TORCH and dep.spec is not None and "cuda" in (dep.spec.build or "").lower():
+            return dep.text  # another package's CUDA build (`jaxlib=*=*cuda*`, `tensorflow=*=cuda*`: blind-v v011)
     return None

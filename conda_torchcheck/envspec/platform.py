@@ -40,6 +40,9 @@ def file_oses(file: EnvFile) -> frozenset[str]:
             strong.add(os_)
         if any(re.search(table["name"][os_], stem) for stem in stems):
             weak.add(os_)
+        folder_re = table.get("folder", {}).get(os_)
+        if folder_re and re.search(folder_re, file.path.replace("\\", "/").lower()):
+            weak.add(os_)
         if any(re.search(table["header"][os_], line, re.IGNORECASE) for line in header):
             weak.add(os_)
         if prefix and re.search(table["prefix"][os_], prefix):
@@ -73,11 +76,13 @@ def named_oses(file: EnvFile) -> frozenset[str]:
     table = _table()
     stems = (file.path.replace("\\", "/").rsplit("/", 1)[-1].lower(), (file.name or "").lower())
     header = [ln for ln in file.text.splitlines()[: table["header_lines"]] if ln.lstrip().startswith("#")]
+    folder = file.path.replace("\\", "/").lower()
     return frozenset(
         os_
         for os_ in OSES
         if any(re.search(table["name"][os_], stem) for stem in stems)
         or any(re.search(table["header"][os_], line, re.IGNORECASE) for line in header)
+        or ((rx := table.get("folder", {}).get(os_)) is not None and re.search(rx, folder))
     )
 
 
