@@ -22,13 +22,11 @@ def file_oses(file: EnvFile) -> frozenset[str]:
     """The OSes the file names, by any of its signs; empty when it names none (then the rules do not assume)."""
     table = _table()
     names = {d.name for d in file.deps}
-    stems = (file.path.replace("\\", "/").rsplit("/", 1)[-1].lower(), (file.name or "").lower())
-    header = [ln for ln in file.text.splitlines()[: table["header_lines"]] if ln.lstrip().startswith("#")]
     prefix = _prefix(file)
     # what a solve produced (an export's OS-only packages, a wheel's platform tag) or a lock file lists outweighs
     # what a name, a header comment or a prefix path suggests (an export whose prefix: is another machine's path)
     strong: set[str] = set()
-    weak: set[str] = set()
+    weak: set[str] = set(named_oses(file))
     pytorch_builds = [d.spec.build for d in file.deps if d.name == "pytorch" and d.spec is not None and d.spec.build]
     for os_ in OSES:
         if names & set(table["packages"][os_]):
@@ -38,13 +36,6 @@ def file_oses(file: EnvFile) -> frozenset[str]:
         build_re = table.get("pytorch_build", {}).get(os_)
         if build_re and any(re.search(build_re, b) for b in pytorch_builds):
             strong.add(os_)
-        if any(re.search(table["name"][os_], stem) for stem in stems):
-            weak.add(os_)
-        folder_re = table.get("folder", {}).get(os_)
-        if folder_re and re.search(folder_re, file.path.replace("\\", "/").lower()):
-            weak.add(os_)
-        if any(re.search(table["header"][os_], line, re.IGNORECASE) for line in header):
-            weak.add(os_)
         if prefix and re.search(table["prefix"][os_], prefix):
             weak.add(os_)
     for subdir in _lock_platforms(file):
@@ -72,17 +63,17 @@ def os_only_packages(file: EnvFile) -> dict[str, list]:
 
 
 def named_oses(file: EnvFile) -> frozenset[str]:
-    """The OSes the file's name, env name or header comment says it is for (the weak signs alone)."""
+    """The OSes the file's name, env name, header comment or folder (docker/) says it is for (weak signs)."""
     table = _table()
-    stems = (file.path.replace("\\", "/").rsplit("/", 1)[-1].lower(), (file.name or "").lower())
+    path = file.path.replace("\\", "/").lower()
+    stems = (path.rsplit("/", 1)[-1], (file.name or "").lower())
     header = [ln for ln in file.text.splitlines()[: table["header_lines"]] if ln.lstrip().startswith("#")]
-    folder = file.path.replace("\\", "/").lower()
     return frozenset(
         os_
         for os_ in OSES
         if any(re.search(table["name"][os_], stem) for stem in stems)
         or any(re.search(table["header"][os_], line, re.IGNORECASE) for line in header)
-        or ((rx := table.get("folder", {}).get(os_)) is not None and re.search(rx, folder))
+        or ((rx := table.get("folder", {}).get(os_)) is not None and re.search(rx, path))
     )
 
 

@@ -90,9 +90,7 @@ def defaults_first(i: Intent) -> Any:
         return None
     if build_builder(torch.spec.build) == "pytorch":
         return None  # `pytorch==0.4.0=py36_cuda90_cudnn7he774522_1` names a build only the pytorch channel has
-    toolkit = i.deps["cudatoolkit"].spec
-    major = (toolkit.exact or toolkit.minor or "").split(".")[0] if toolkit is not None else ""
-    if major.isdigit() and int(major) > facts()["conda_forge"]["cudatoolkit_last_major"]:
+    if cudatoolkit_unpublished(i.deps["cudatoolkit"]):
         return None  # no channel has that cudatoolkit (CUDA 12 is cuda-version): the solve fails, no CPU build wins
     defaults = set(facts()["defaults"]["names"])
     first = next((c for c in i.file.channels or () if c.name in defaults), None)
@@ -103,11 +101,11 @@ def defaults_first(i: Intent) -> Any:
     return first
 
 
-def gpu_intent(ctx: RuleContext, *, include_cudatoolkit: bool = False) -> str | None:
-    """What says the file is for a GPU (envspec.intent.gpu_intent), or None."""
-    from conda_torchcheck.envspec.intent import gpu_intent as file_gpu_intent
-
-    return file_gpu_intent(ctx.file, include_cudatoolkit=include_cudatoolkit)
+def cudatoolkit_unpublished(dep: CondaDep) -> bool:
+    """A cudatoolkit of a major no channel published: Anaconda's defaults and conda-forge stopped at 11.8 [CFCUDA]."""
+    spec = dep.spec
+    major = (spec.exact or spec.minor or "").split(".")[0] if spec is not None else ""
+    return major.isdigit() and int(major) > facts()["conda_forge"]["cudatoolkit_last_major"]
 
 
 def wants_pytorch_channel(i: Intent) -> bool:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conda_torchcheck.envspec.history import release
-from conda_torchcheck.envspec.intent import facts
+from conda_torchcheck.envspec.intent import facts, gpu_intent
 from conda_torchcheck.envspec.matchspec import version_key
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, gpu_intent
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
@@ -26,7 +26,7 @@ def _pypi_windows(ctx: RuleContext) -> Iterator[Finding]:
         return
     if any(v == "cpu" for v, _ in i.variant_signals) or "win" not in i.oses:
         return
-    signal = gpu_intent(ctx, include_cudatoolkit=True)
+    signal = gpu_intent(ctx.file, include_cudatoolkit=True)
     if signal is None:
         return
     yield finding(
@@ -63,7 +63,7 @@ def cpu_build_silent(ctx: RuleContext) -> Iterator[Finding]:
     base_has_cuda12 = any(_listed(ctx, n) for n in (*facts()["defaults"]["names"], "conda-forge"))
     if base_has_cuda12 and any((version_key(c) or version_key("0")) >= version_key("12") for c in rel.pytorch_cuda):
         return
-    signal = gpu_intent(ctx)
+    signal = gpu_intent(ctx.file)
     if signal is None:
         return
     cuda = rel.pytorch_cuda[-1]

@@ -9,7 +9,14 @@ from typing import Any
 from conda_torchcheck.envspec.history import release as torch_release
 from conda_torchcheck.envspec.intent import Intent, build_builder, facts
 from conda_torchcheck.envspec.matchspec import version_key
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, wants_pytorch_channel
+from conda_torchcheck.envspec.rules._common import (
+    Rule,
+    RuleContext,
+    at,
+    cudatoolkit_unpublished,
+    ev,
+    wants_pytorch_channel,
+)
 from conda_torchcheck.findings import Finding, Fix, Severity, finding
 from conda_torchcheck.messages import msg
 
@@ -141,14 +148,13 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
     if dep is None or dep.spec is None:
         return
     version = dep.spec.exact or dep.spec.minor or ""
-    major = _major(version)
     if not i.installs_conda_torch and i.has_pip_torch:
         yield from _beside_pip_torch(ctx, dep, ".".join(version.split(".")[:2]))
         return
     last = facts()["conda_forge"]["cudatoolkit_last_major"]
-    if major is not None and major > last and i.era not in ("pytorch", "conda-forge"):
-        # neither Anaconda's defaults nor conda-forge published a
-        # cudatoolkit after 11.8 [CFCUDA]: the solve stops at this line; the CUDA 12 way depends on the builder
+    if cudatoolkit_unpublished(dep) and i.era not in ("pytorch", "conda-forge"):
+        # neither Anaconda's defaults nor conda-forge published a cudatoolkit after 11.8 [CFCUDA]: the solve stops at
+        # this line; the CUDA 12 way depends on the builder
         yield finding(
             "TC613",
             Severity.ERROR,
@@ -211,7 +217,7 @@ def cudatoolkit(ctx: RuleContext) -> Iterator[Finding]:
         cuda_major = None
         if cuda_dep is not None and cuda_dep.spec is not None:
             cuda_major = _major(cuda_dep.spec.exact or cuda_dep.spec.minor or (cuda_dep.spec.version or "").strip("=*"))
-        if major is not None and major > last:
+        if cudatoolkit_unpublished(dep):
             yield finding(
                 "TC613",
                 Severity.ERROR,

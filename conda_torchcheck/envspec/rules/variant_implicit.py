@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conda_torchcheck.envspec.intent import channel_has_pytorch
-from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev, gpu_intent
+from conda_torchcheck.envspec.intent import channel_has_pytorch, gpu_intent
+from conda_torchcheck.envspec.rules._common import Rule, RuleContext, at, ev
 from conda_torchcheck.findings import Finding, Severity, finding
 
 
@@ -35,7 +35,7 @@ def variant_implicit(ctx: RuleContext) -> Iterator[Finding]:
             fixes=[ctx.rewrite_fix("TC614.cuda_not_forced.fix")],
             signal=signal,
         )
-    elif i.variant is None and not i.cuda_packages and (named := gpu_intent(ctx)) is not None:
+    elif i.variant is None and not i.cuda_packages and (named := gpu_intent(ctx.file)) is not None:
         # no entry says CUDA, but the file's name or a CUDA library it installs does (environment_gpu.yml beside an
         # environment_cpu.yml: blind-s s006, s026): the machine that solves it still picks the build
         yield finding(
