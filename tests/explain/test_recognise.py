@@ -691,6 +691,11 @@ CASES = [
     ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
     ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
     (
+        "AttributeError: module 'torch._C' has no attribute 'BFloat16StorageBase'",
+        "torch-c-attribute-missing",
+        {"attribute": "BFloat16StorageBase"},
+    ),
+    (
         (
             "PackagesNotFoundError: The following packages are not available from current channels:\n\n"
             "  - pytorch-cpu=1.0.1 -> cudatoolkit=None"
