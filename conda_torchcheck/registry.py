@@ -720,6 +720,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         "pip CUDA torch and the wheel index",
         variants=(
             "extension_page",
+            "extension_sdist_wins",
             "hides_pypi",
             "mismatch",
             "missing",

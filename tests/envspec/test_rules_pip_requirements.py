@@ -77,3 +77,18 @@ def test_lines_pip_cannot_act_on_whatever_the_index():
     # conda's `=` in a pip list is TC618's
     keys = found(env(CF, BASE, ["auraloss=0.4.0"]))
     assert "TC618.pip_single_equals" in keys and "TC622.invalid_requirement" not in keys
+
+
+def test_an_open_extension_beside_an_old_torch_page_takes_pypis_source_release():
+    # blind-x x001: torch-scatter unpinned beside pytorch-geometric.com's torch-1.6.0+cu102 page: PyPI's 2.1.2 (an
+    # sdist) is newer than any wheel on that page, and pip takes the highest version
+    text = env(
+        ["pytorch", "conda-forge"],
+        ["python=3.8", "pytorch=1.6.0", "pip"],
+        ["-f https://pytorch-geometric.com/whl/torch-1.6.0+cu102.html", "torch-scatter", "torch-sparse==0.6.8"],
+    )
+    f = found(text)["TC607.extension_sdist_wins"]
+    assert f.severity.value == "warning"
+    assert "torch-scatter" in f.title.render() and "torch-sparse" not in f.title.render()
+    # a current page carries the extensions' current releases (their +ptXY local versions sort above PyPI's)
+    assert "TC607.extension_sdist_wins" not in found(text.replace("torch-1.6.0+cu102", "torch-2.4.0+cu121"))

@@ -38,6 +38,7 @@ def _page_as_index(ctx: RuleContext) -> Iterator[Finding]:
 
 def pip_index(ctx: RuleContext) -> Iterator[Finding]:
     yield from _extensions_without_their_page(ctx)
+    yield from _extensions_newer_on_pypi(ctx)
     yield from _page_as_index(ctx)
     i = ctx.intent
     if not i.pip:
@@ -283,6 +284,62 @@ def _extensions_without_their_page(ctx: RuleContext) -> Iterator[Finding]:
         # the page is named for one torch release and CUDA tag: which one is the user's (or TC608's) to say
         fixes=[Fix("file", msg("TC607.extension_page.fix", torch=ctx.intent.torch_version or "<torch>"))],
         packages=", ".join(item.line.name or item.text for item in extensions),
+    )
+
+
+def _allows(specifier: str, version: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(specifier).contains(version, prereleases=False)
+    except InvalidSpecifier:
+        return False
+
+
+def _extensions_newer_on_pypi(ctx: RuleContext) -> Iterator[Finding]:
+    """torch-scatter & co. left open beside the find-links page of an old torch (PyG's "binaries of older versions",
+    torch 1.4-1.11): pip takes the highest version any source offers, and PyPI's newest release, a source archive
+    only, is newer than every wheel on that page, so pip builds it from source (and the build imports torch, which
+    pip's isolated build lacks) instead of installing the page's wheel (blind envfile set x)."""
+    from conda_torchcheck.envspec.history import torch_of_find_links
+    from conda_torchcheck.knowledge import load
+
+    table = facts()["co_constraints"]
+    newest = table.get("pip_torch_extensions_pypi_newest", {})
+    old_pages = {".".join(v.split(".")[:2]) for v in load("pyg_wheels").get("older", {}).get("torch_versions", ())}
+    pages = [
+        (item, page)
+        for item in ctx.file.pip or ()
+        if item.line.kind == "option" and item.line.option == "--find-links"
+        for page in [torch_of_find_links(item.line.value)]
+        if page is not None and page[0] in old_pages
+    ]
+    if not pages:
+        return
+    open_ended = [
+        item
+        for item in ctx.file.pip_requirements()
+        if item.line.name in newest
+        and not item.line.url
+        and item.line.pep508
+        and _allows(item.line.specifier, newest[item.line.name])
+    ]
+    if not open_ended:
+        return
+    page_item, (minor, _tag) = pages[0]
+    yield finding(
+        "TC607",
+        Severity.WARNING,
+        variant="extension_sdist_wins",
+        evidence=ev(
+            ctx,
+            entries=[at(item) for item in open_ended],
+            page=at(page_item),
+            pypi_newest={item.line.name: newest[item.line.name] for item in open_ended},
+        ),
+        fixes=[Fix("file", msg("TC607.extension_sdist_wins.fix", torch=minor))],
+        packages=", ".join(item.line.name or item.text for item in open_ended),
+        torch=minor,
     )
 
 
