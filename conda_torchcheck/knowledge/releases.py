@@ -393,6 +393,12 @@ def pyg_torch_versions() -> tuple[str, ...]:
     return tuple(sorted(set(data["wheels"]) | set(data.get("older", {}).get("torch_versions", [])), key=release_key))
 
 
+def pyg_older_torch_versions() -> tuple[str, ...]:
+    """The torch versions PyG lists as "binaries of older versions" (torch 1.4-1.11): pages that no longer get the
+    extensions' new releases [PYG]."""
+    return tuple(load("pyg_wheels").get("older", {}).get("torch_versions", ()))
+
+
 def pyg_conda_torch_versions() -> tuple[str, ...]:
     """Torch versions of the pyg conda channel's build matrix (1.10.0 … 2.5.0). The channel's newest uploads
     are for torch 2.4 (issue 13's review of anaconda.org/pyg): see pyg_conda_newest()."""

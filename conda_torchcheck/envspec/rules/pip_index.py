@@ -302,11 +302,11 @@ def _extensions_newer_on_pypi(ctx: RuleContext) -> Iterator[Finding]:
     only, is newer than every wheel on that page, so pip builds it from source (and the build imports torch, which
     pip's isolated build lacks) instead of installing the page's wheel (blind envfile set x)."""
     from conda_torchcheck.envspec.history import torch_of_find_links
-    from conda_torchcheck.knowledge import load
+    from conda_torchcheck.knowledge import releases
 
     table = facts()["co_constraints"]
     newest = table.get("pip_torch_extensions_pypi_newest", {})
-    old_pages = {".".join(v.split(".")[:2]) for v in load("pyg_wheels").get("older", {}).get("torch_versions", ())}
+    old_pages = {".".join(v.split(".")[:2]) for v in releases.pyg_older_torch_versions()}
     pages = [
         (item, page)
         for item in ctx.file.pip or ()
