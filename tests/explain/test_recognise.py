@@ -691,6 +691,22 @@ CASES = [
     ("ModuleNotFoundError: No module named 'mmcv._ext'", "compiled-ops-module-missing", {"package": "mmcv"}),
     ("ModuleNotFoundError: No module named 'amp_C'", "compiled-ops-module-missing", {"module": "amp_C"}),
     (
+        "ERROR: Package 'torch' requires a different Python: 3.12.0 not in '>=3.8,<3.12'",
+        "pip-requires-different-python",
+        {"package": "torch", "python": "3.12", "range": ">=3.8,<3.12"},
+    ),
+    (
+        "Because torch==2.5.1 has no wheels with a matching Python ABI tag (e.g., `cp313t`) and you require torch",
+        "uv-no-wheel-for-python-abi",
+        {"abi": "cp313t"},
+    ),
+    (
+        "SafetyError: The package for pytorch located at /opt/conda/pkgs/pytorch-2.1.0\nappears to be corrupted.",
+        "conda-package-corrupted",
+        {"package": "pytorch"},
+    ),
+    ("ClobberError: This transaction has incompatible packages due to a shared path.", "conda-clobber", {}),
+    (
         "AttributeError: module 'torch._C' has no attribute 'BFloat16StorageBase'",
         "torch-c-attribute-missing",
         {"attribute": "BFloat16StorageBase"},
