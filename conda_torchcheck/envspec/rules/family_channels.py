@@ -16,17 +16,16 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
     i = ctx.intent
     # the channel the solver takes torch from: the first listed publisher, unless the pin's build string names
     # the pytorch channel's build (then that channel supplies it whatever comes first: blind-t t008)
-    torch_dep0 = i.deps.get("pytorch")
-    pinned_build = torch_dep0 is not None and torch_dep0.spec is not None and build_builder(torch_dep0.spec.build)
+    torch_dep = i.deps.get("pytorch")
+    pinned_build = build_builder(torch_dep.spec.build) if torch_dep is not None and torch_dep.spec is not None else None
     torch_channel = i.torch_supplier if pinned_build == "pytorch" and i.torch_supplier else i.torch_channel
     torch_builder = builder_of(torch_channel)
-    torch_dep = i.deps.get("pytorch")
     # a torch prefixed with its channel, or pinned to a build string only the pytorch channel has
     # (`pytorch=2.3.1=py3.9_cuda12.1_cudnn8.9.2_0`: blind-t t008): its companions still follow the channel order
     torch_prefixed = (
         torch_dep is not None
         and torch_dep.spec is not None
-        and (torch_dep.spec.channel is not None or build_builder(torch_dep.spec.build) == "pytorch")
+        and (torch_dep.spec.channel is not None or pinned_build == "pytorch")
     )
     by_order = next((c for c in ctx.file.channel_names if c in PYTORCH_PUBLISHERS), None)
     mixed: list[tuple[str, CondaDep, str]] = []
@@ -122,7 +121,7 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
                 package=packages,
                 torch=torch_dep.text,
             )
-    yield from _pyg_beside_base_torch(ctx, torch_builder)
+    yield from _pyg_beside_base_torch(ctx, torch_channel, pinned_build)
     # a file that needs pytorch-cuda needs nvidia too (TC602 asks to put pytorch first): never say "drop it"
     names = list(ctx.file.channel_names)
     # nvidia after conda-forge only supplies what conda-forge lacks (cuda-nvtx 11.8 ...): intended, silent;
@@ -141,12 +140,13 @@ def family_channels(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _pyg_beside_base_torch(ctx: RuleContext, torch_builder: str | None) -> Iterator[Finding]:
+def _pyg_beside_base_torch(ctx: RuleContext, torch_channel: str | None, pinned_build: str | None) -> Iterator[Finding]:
     """The pyg channel's compiled extensions (pytorch-scatter, pytorch-sparse ...) are built against the pytorch
     channel's torch [PYG]; beside conda-forge's or Anaconda's torch they load into another builder's libtorch.
     conda-forge's own builds have other names (pytorch_scatter), so an unprefixed hyphenated name is the pyg
     channel's wherever that channel is listed (blind-s s006)."""
-    if torch_builder not in ("conda-forge", "anaconda"):
+    if builder_of(torch_channel) not in ("conda-forge", "anaconda") or pinned_build == "pytorch":
+        # `pytorch=1.11.0=py3.10_cpu_0`: the build string is the pytorch channel's, whatever the order says
         return
     compiled = set(facts()["co_constraints"]["pyg_channel"]) - {"pyg"}  # pyg itself is Python code
     pyg_listed = "pyg" in ctx.file.channel_names
@@ -160,8 +160,6 @@ def _pyg_beside_base_torch(ctx: RuleContext, torch_builder: str | None) -> Itera
     if not found:
         return
     torch = ctx.intent.deps.get("pytorch")
-    if torch is not None and torch.spec is not None and build_builder(torch.spec.build) == "pytorch":
-        return  # `pytorch=1.11.0=py3.10_cpu_0`: the build string is the pytorch channel's, whatever the order says
     packages = ", ".join(d.text for d in found)
     yield finding(
         "TC612",
@@ -169,9 +167,9 @@ def _pyg_beside_base_torch(ctx: RuleContext, torch_builder: str | None) -> Itera
         variant="pyg",
         evidence=ev(ctx, torch=at(torch) if torch else None, others=[at(d) for d in found]),
         # pytorch channel torch (<= 2.4 for pyg) or conda-forge's own extension builds: the user's choice
-        fixes=[Fix("file", msg("TC612.pyg.fix", package=packages, torch_channel=ctx.intent.torch_channel))],
+        fixes=[Fix("file", msg("TC612.pyg.fix", package=packages, torch_channel=torch_channel))],
         package=packages,
-        torch_channel=ctx.intent.torch_channel,
+        torch_channel=torch_channel,
     )
 
 
