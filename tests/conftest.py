@@ -36,11 +36,14 @@ def _isolate_environment(monkeypatch, tmp_path):
         "PYENV_ROOT",
         "UV_PYTHON_INSTALL_DIR",
         "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("NO_COLOR", "1")
+    # results are computed, not read from a cache filled by an earlier test (tests of the caches turn them on)
+    monkeypatch.setenv("CONDA_TORCHCHECK_NO_CACHE", "1")
     from conda_torchcheck.inventory import fs
     from conda_torchcheck.messages import set_language
 

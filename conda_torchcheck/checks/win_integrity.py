@@ -119,11 +119,10 @@ class HashCache:
 
     @staticmethod
     def default_location() -> Path | None:
-        if os.environ.get("CONDA_TORCHCHECK_NO_CACHE"):
-            return None
-        base = os.environ.get("LOCALAPPDATA") if os.name == "nt" else os.environ.get("XDG_CACHE_HOME")
-        root = Path(base) if base else Path.home() / ".cache"
-        return root / "conda-torchcheck" / "hashes-v1.json"
+        from conda_torchcheck.cache import cache_folder
+
+        folder = cache_folder()
+        return None if folder is None else folder / "hashes-v1.json"
 
     @staticmethod
     def _stamp(st: os.stat_result) -> list:

@@ -12,7 +12,7 @@ from conda_torchcheck.inventory import fs
 from conda_torchcheck.loader.graph import Dependency, LoadGraph, SearchPlace
 from conda_torchcheck.loader.linux.engine import FileReads, LdSo, LinuxLoad, LoadStep, _new_graph
 from conda_torchcheck.loader.linux.search import GROUP_C, GROUP_GLOBAL_DEPS, STEP_LOADED, STEP_PATH, search_context
-from conda_torchcheck.loader.linux.symbols import SymbolMiss, check_symbols
+from conda_torchcheck.loader.linux.symbols import SymbolMiss
 from conda_torchcheck.loader.torch_import import record_missing_extension, start_python
 from conda_torchcheck.messages import msg
 from conda_torchcheck.records import Record
@@ -273,4 +273,6 @@ def torch_symbol_misses(ctx: LoaderContext) -> list[SymbolMiss]:
     load = torch_load(ctx)
     if load is None:
         return []
-    return ctx.memo("linux_symbol_misses", lambda: check_symbols(load))
+    from conda_torchcheck.loader.linux.symbol_cache import cached_check_symbols
+
+    return ctx.memo("linux_symbol_misses", lambda: cached_check_symbols(load))
