@@ -734,7 +734,7 @@ FINDINGS: tuple[FindingSpec, ...] = (
         ERROR,
         "envspec.triple",
         "torch, torchvision and torchaudio that do not pair",
-        variants=("cuda", "extension", "extension_max"),
+        variants=("companions", "cuda", "extension", "extension_max"),
     ),
     FindingSpec("TC609", ERROR, "envspec.cpu_and_cuda", "CPU and CUDA asked for at once"),
     FindingSpec(

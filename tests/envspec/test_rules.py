@@ -261,6 +261,17 @@ def test_tc608_pairs_and_stable_abi_torchaudio():
     assert "TC608" not in found(env(CF, ["pytorch=2.0.0", "torchvision=0.15.1"]))
 
 
+def test_tc608_companions_of_two_releases_without_a_torch():
+    # blind-z z025: the torch line commented out; torchvision 0.15.2 requires torch 2.0.1, torchaudio 0.8.0 torch 1.8.0
+    f = found(env(CF, ["python=3.8", "pip"], ["torchaudio==0.8.0", "torchvision==0.15.2+cu117"]))["TC608.companions"]
+    assert f.severity.value == "error" and f.evidence["pairs_with"] == ["2.0.1", "1.8.0"]
+    assert "no torch fits both" in f.title.render()
+    # one release's pair, an unpinned one, or a release the tables do not know: nothing to say
+    assert "TC608.companions" not in found(env(CF, ["python=3.8", "pip"], ["torchaudio==2.0.2", "torchvision==0.15.2"]))
+    assert "TC608.companions" not in found(env(CF, ["python=3.8", "pip"], ["torchaudio", "torchvision==0.15.2"]))
+    assert "TC608.companions" not in found(env(CF, ["torchaudio=0.8.0", "torchvision=99.1"]))
+
+
 def test_tc608_nightlies_of_one_date_are_one_set():
     # blind-q q004: the nightly index builds the family together each day; torchaudio's version file lagged a minor
     nightly = ["--index-url https://download.pytorch.org/whl/nightly/cu128", "torch==2.9.0.dev20250824+cu128"]

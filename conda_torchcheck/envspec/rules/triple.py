@@ -46,7 +46,10 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
     rewriting a pin to another version would not keep the file's constraint (issue 13: say so instead)."""
     i = ctx.intent
     torch_version = i.torch_version
-    if not torch_version or torch_release(torch_version) is None:
+    if not torch_version:
+        yield from _companions_apart(ctx)
+        return
+    if torch_release(torch_version) is None:
         return
     torch_dep: CondaDep | PipItem | None = i.deps.get("pytorch") or i.misnamed_torch or i.pip.get("torch")
     pip_torch = i.pip.get("torch")
@@ -107,6 +110,46 @@ def triple(ctx: RuleContext) -> Iterator[Finding]:
 
     yield from _bounds(ctx, torch_version, torch_dep)
     yield from _cuda_skew(ctx, torch_version)
+
+
+def _companions_apart(ctx: RuleContext) -> Iterator[Finding]:
+    """No torch in the file, and a torchvision and a torchaudio built for different torch releases: each
+    requires its own torch (pip: ``torch==X``; conda: the build's ``pytorch X`` dependency), so no torch
+    satisfies both and the solve fails (pip's ResolutionImpossible)."""
+    i = ctx.intent
+    pinned: list[tuple[str, CondaDep | PipItem, str, str]] = []  # (package, entry, version, the torch it is for)
+    for name in ("torchvision", "torchaudio"):
+        dep: CondaDep | PipItem | None = i.deps.get(name) or i.pip.get(name)
+        version = _companion_version(dep) if dep is not None else None
+        built_for = torch_for_companions([(name, version)]) if dep is not None and version else None
+        if dep is None or version is None or built_for is None:
+            return  # unpinned, or a release the tables do not know: nothing to judge
+        pinned.append((name, dep, version, built_for))
+    if torch_for_companions([(n, v) for n, _, v, _ in pinned]) is not None:
+        return
+    (vision, vision_dep, vision_version, vision_torch), (audio, audio_dep, audio_version, audio_torch) = pinned
+    yield finding(
+        "TC608",
+        Severity.ERROR,
+        variant="companions",
+        evidence=ev(ctx, companions=[at(vision_dep), at(audio_dep)], pairs_with=[vision_torch, audio_torch]),
+        fixes=[
+            Fix(
+                "file",
+                msg(
+                    "TC608.companions.fix",
+                    vision=f"{vision} {vision_version}",
+                    audio=f"{audio} {audio_version}",
+                    vision_torch=vision_torch,
+                    audio_torch=audio_torch,
+                ),
+            )
+        ],
+        vision=f"{vision} {vision_version}",
+        audio=f"{audio} {audio_version}",
+        vision_torch=vision_torch,
+        audio_torch=audio_torch,
+    )
 
 
 def _cuda_skew(ctx: RuleContext, torch_version: str) -> Iterator[Finding]:
