@@ -345,3 +345,42 @@ def test_classic_condas_requested_package_conflict_report():
         "  - feature:/linux-64::__cuda==10.1=0\n\nPackage __cuda conflicts for:\npytorch -> __cuda\n"
     )
     assert explain(cuda).likely_causes[0] == "driver-older-than-build"
+
+
+def test_installers_virtual_packages_the_machine_lacks():
+    # blind-dg dg003: pixi on a CI runner without a GPU lists the machine's virtual packages, and __cuda is not among
+    # them: no driver the detector could load, not an old one
+    pixi = (
+        "Error:   × Cannot install environment 'default'\n    ╰─▶ Virtual package '__cuda' does not match any of the "
+        "available virtual packages on your machine: [__archspec=1=zen2, __glibc=2.39=0, __unix=0=0, __linux=6.11.0=0]"
+    )
+    assert explain(pixi).likely_causes[0] == "no-nvidia-driver"
+    older = pixi.replace("[__archspec=1=zen2,", "[__cuda=11.4=0, __archspec=1=zen2,")
+    assert explain(older).likely_causes[:2] == ["driver-older-than-build", "no-nvidia-driver"]
+    assert explain("  └─ __glibc >=2.28, which is missing on the system.").likely_causes[0] == "glibc-too-old"
+
+
+def test_a_mirror_that_sends_no_channel_index():
+    # blind-dg dg016: .condarc's custom_channels send pytorch to TUNA, which answers with a page, not repodata.json
+    text = (
+        "RuntimeError: Unable to read repodata JSON file 'https://mirrors.tuna.tsinghua.edu.cn/anaconda/cloud/pytorch/"
+        "noarch', error was: repository does not start with an object"
+    )
+    assert explain(text).likely_causes[0] == "conda-mirror-lacks-channel"
+    # anaconda.org's own index unreadable is not a mirror's doing: no cause is claimed
+    assert (
+        "conda-mirror-lacks-channel"
+        not in explain(text.replace("mirrors.tuna.tsinghua.edu.cn/anaconda/cloud", "conda.anaconda.org")).likely_causes
+    )
+
+
+def test_a_cuda_index_on_a_mac_has_no_wheels_for_it():
+    # blind-dg dg013: uv on Apple silicon with --index-url .../whl/cu124, which holds Linux and Windows wheels only
+    text = (
+        "uv pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu124\n"
+        "On macOS / Apple Silicon:\n  × No solution found when resolving dependencies … torch>=2.4.0 has no wheels "
+        "with a matching platform tag (e.g., `macosx_14_0_arm64`)"
+    )
+    assert explain(text).likely_causes[0] == "no-cuda-on-macos"
+    # the CPU index has macOS wheels: the cause is then not the index
+    assert explain(text.replace("/whl/cu124", "/whl/cpu")).likely_causes[0] != "no-cuda-on-macos"

@@ -654,6 +654,28 @@ CASES = [
         {"requirement": "nvidia-cudnn-cu12"},
     ),
     (
+        (
+            "Virtual package '__cuda' does not match any of the available virtual packages on your machine: "
+            "[__archspec=1=zen2, __glibc=2.39=0, __unix=0=0, __linux=6.11.0=0]"
+        ),
+        "virtual-package-missing",
+        {"virtual": "__cuda", "available": "__archspec=1=zen2, __glibc=2.39=0, __unix=0=0, __linux=6.11.0=0"},
+    ),
+    (
+        (
+            "RuntimeError: Unable to read repodata JSON file "
+            "'https://mirrors.example.org/anaconda/cloud/pytorch/noarch', "
+            "error was: repository does not start with an object"
+        ),
+        "conda-repodata-unreadable",
+        {"channel_url": "https://mirrors.example.org/anaconda/cloud/pytorch/noarch"},
+    ),
+    (
+        "  └─ __glibc >=2.28, which is missing on the system.",
+        "virtual-package-missing",
+        {"virtual": "__glibc"},
+    ),
+    (
         "  - nothing provides cuda-cudart >=12.1,<12.2 needed by pytorch-cuda-12.1-ha16c6d3_5",
         "conda-unsatisfiable",
         {"requirement": "cuda-cudart", "needed_by": "pytorch-cuda-12.1-ha16c6d3_5"},
