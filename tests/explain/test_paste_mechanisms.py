@@ -384,3 +384,18 @@ def test_a_cuda_index_on_a_mac_has_no_wheels_for_it():
     assert explain(text).likely_causes[0] == "no-cuda-on-macos"
     # the CPU index has macOS wheels: the cause is then not the index
     assert explain(text.replace("/whl/cu124", "/whl/cpu")).likely_causes[0] != "no-cuda-on-macos"
+
+
+def test_cuda_available_elsewhere_in_the_paste_rules_out_the_install():
+    # blind-dg dg004: True in a fresh interpreter, then an app's select_device fails with "CUDA unavailable": not a CPU
+    # build, not the driver; the process hides the devices, or another interpreter runs the app
+    text = (
+        '  File "/home/u/.local/lib/python3.7/site-packages/cnstd/yolov7/torch_utils.py", line 90, in select_device\n'
+        "    assert torch.cuda.is_available(), f'CUDA unavailable, invalid device {device} requested'\n"
+        "AssertionError: CUDA unavailable, invalid device cuda requested\n"
+        ">>> import torch\n>>> torch.cuda.is_available()\nTrue\n"
+    )
+    result = explain(text)
+    assert result.likely_causes[:2] == ["cuda-visible-devices-hides-gpus", "wrong-interpreter"]
+    assert result.decision.decided is False
+    assert explain(text.replace("\nTrue\n", "\nFalse\n")).likely_causes[0] != "cuda-visible-devices-hides-gpus"
