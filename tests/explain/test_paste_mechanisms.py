@@ -399,3 +399,17 @@ def test_cuda_available_elsewhere_in_the_paste_rules_out_the_install():
     assert result.likely_causes[:2] == ["cuda-visible-devices-hides-gpus", "wrong-interpreter"]
     assert result.decision.decided is False
     assert explain(text.replace("\nTrue\n", "\nFalse\n")).likely_causes[0] != "cuda-visible-devices-hides-gpus"
+
+
+def test_uv_names_a_machine_tag_below_the_wheels_manylinux():
+    # blind-dg dg005: manylinux_2_27 machine, torch 2.7.0's x86_64 wheels are manylinux_2_28: the glibc is older
+    text = (
+        "error: Distribution `torch==2.7.0 @ registry+https://pypi.org/simple` can't be installed because it doesn't "
+        "have a source distribution or wheel for the current platform\n\nhint: You're on Linux "
+        "(`manylinux_2_27_x86_64`), but `torch` (v2.7.0) only has wheels for the following platforms: "
+        "`manylinux_2_28_aarch64`, `manylinux_2_28_x86_64`, `macosx_11_0_arm64`, `win_amd64`"
+    )
+    assert explain(text).likely_causes[0] == "glibc-too-old"
+    # an architecture the wheels do not have at all is the platform, not glibc
+    other = text.replace("manylinux_2_27_x86_64", "manylinux_2_27_ppc64le")
+    assert explain(other).likely_causes[0] != "glibc-too-old"
