@@ -150,7 +150,8 @@ def vs_collect_env(venv: Path | None, runs: int) -> None:
         print(
             f"collect_env / {name.removeprefix('conda-torchcheck ')}: "
             f"{peer['wall_median'] / ours['wall_median']:.1f}x (median wall), "
-            f"{peer['wall_min'] / ours['wall_min']:.1f}x (min wall), {peer['cpu_median'] / ours['cpu_median']:.1f}x (CPU)"
+            f"{peer['wall_min'] / ours['wall_min']:.1f}x (min wall), "
+            f"{peer['cpu_median'] / ours['cpu_median']:.1f}x (CPU)"
         )
 
 
