@@ -106,7 +106,7 @@ def _replay(load: LinuxLoad, rows: list[tuple]) -> list[SymbolMiss] | None:
     module beside its result (the tree shows it); None when a row names an object the load does not have."""
     steps = load.ldso.steps
     paths = {str(o.path): o.path for s in steps for o in (s.root, *s.new_objects, *s.searchlist) if o is not None}
-    misses: list[SymbolMiss] = []
+    found: list[tuple[LoadedObject, SymbolMiss]] = []
     for name, version, version_file, by, label, scope in rows:
         obj = next(
             (o for s in steps if s.label == label for o in s.new_objects if str(o.path) == by),
@@ -114,13 +114,12 @@ def _replay(load: LinuxLoad, rows: list[tuple]) -> list[SymbolMiss] | None:
         )
         if obj is None or any(p not in paths for p in scope):
             return None
-        misses.append(SymbolMiss(name, version, version_file, obj.path, label, tuple(paths[p] for p in scope)))
-    for miss, (_n, _v, _f, by, label, _scope) in zip(misses, rows):
-        obj = next(o for s in steps if s.label == label for o in s.new_objects if str(o.path) == by)
+        found.append((obj, SymbolMiss(name, version, version_file, obj.path, label, tuple(paths[p] for p in scope))))
+    for obj, miss in found:
         obj.module.extra.setdefault("undefined_symbols", []).append(
             {"name": miss.name, "version": miss.version, "from": miss.version_file}
         )
-    return misses
+    return [miss for _obj, miss in found]
 
 
 def _prune(folder: Path) -> None:
