@@ -141,18 +141,12 @@ class HashCache:
     def save(self) -> None:
         if not self.dirty or self.location is None:
             return
-        try:
-            self.location.parent.mkdir(parents=True, exist_ok=True)
-            if len(self.entries) > 20_000:  # keep it small: forget the oldest half
-                self.entries = dict(list(self.entries.items())[10_000:])
-            import tempfile
+        from conda_torchcheck.cache import write_atomically
 
-            fd, tmp = tempfile.mkstemp(dir=self.location.parent, prefix=".hashes-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"version": self.VERSION, "files": self.entries}, fh)
-            os.replace(tmp, self.location)
-        except OSError:
-            pass  # a read-only home: hash again next time
+        if len(self.entries) > 20_000:  # keep it small: forget the oldest half
+            self.entries = dict(list(self.entries.items())[10_000:])
+        # a read-only home is ignored there: hash again next time
+        write_atomically(self.location, json.dumps({"version": self.VERSION, "files": self.entries}))
 
 
 def verify(

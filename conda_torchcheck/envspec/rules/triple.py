@@ -128,27 +128,19 @@ def _companions_apart(ctx: RuleContext) -> Iterator[Finding]:
     if torch_for_companions([(n, v) for n, _, v, _ in pinned]) is not None:
         return
     (vision, vision_dep, vision_version, vision_torch), (audio, audio_dep, audio_version, audio_torch) = pinned
+    names = {
+        "vision": f"{vision} {vision_version}",
+        "audio": f"{audio} {audio_version}",
+        "vision_torch": vision_torch,
+        "audio_torch": audio_torch,
+    }
     yield finding(
         "TC608",
         Severity.ERROR,
         variant="companions",
         evidence=ev(ctx, companions=[at(vision_dep), at(audio_dep)], pairs_with=[vision_torch, audio_torch]),
-        fixes=[
-            Fix(
-                "file",
-                msg(
-                    "TC608.companions.fix",
-                    vision=f"{vision} {vision_version}",
-                    audio=f"{audio} {audio_version}",
-                    vision_torch=vision_torch,
-                    audio_torch=audio_torch,
-                ),
-            )
-        ],
-        vision=f"{vision} {vision_version}",
-        audio=f"{audio} {audio_version}",
-        vision_torch=vision_torch,
-        audio_torch=audio_torch,
+        fixes=[Fix("file", msg("TC608.companions.fix", **names))],
+        **names,
     )
 
 
